@@ -1,0 +1,81 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "teletan-portal",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "portal", targets: ["PortalCommand"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/vapor/fluent-kit.git", from: "1.57.0"),
+        .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.9.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+    ],
+    targets: [
+        // libpam, from Debian's libpam0g-dev.
+        .systemLibrary(name: "CPAM", path: "Sources/CPAM", providers: [.apt(["libpam0g-dev"])]),
+        // Sign-in through PAM and roles from Unix groups.
+        .target(name: "PAMAuth", dependencies: [
+            "CPAM",
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The teleTAN format, its check character and keyed hashing: no I/O.
+        .target(name: "TeleTAN", dependencies: [
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // Database setup (SQLite or PostgreSQL) and database-backed primitives (rate windows).
+        .target(name: "Storage", dependencies: [
+            .product(name: "FluentKit", package: "fluent-kit"),
+            .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
+            .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The append-only, hash-chained audit trail.
+        .target(name: "Audit", dependencies: [
+            "Storage",
+            .product(name: "FluentKit", package: "fluent-kit"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // The teleTAN lifecycle behind the VerificationService boundary.
+        .target(name: "Verification", dependencies: [
+            "TeleTAN", "Storage",
+            .product(name: "FluentKit", package: "fluent-kit"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The web portal: routes, sessions, CSRF, templates, limits.
+        .target(name: "Portal", dependencies: [
+            "PAMAuth", "TeleTAN", "Storage", "Audit", "Verification",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+            .product(name: "Mustache", package: "swift-mustache"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+        ]),
+        .executableTarget(name: "PortalCommand", dependencies: [
+            "Portal", "Audit", "Storage",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "TeleTANTests", dependencies: ["TeleTAN"]),
+        .testTarget(name: "PAMAuthTests", dependencies: ["PAMAuth"]),
+        .testTarget(name: "PortalTests", dependencies: [
+            "Portal", "Audit", "Storage", "Verification", "TeleTAN",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+        ]),
+    ]
+)

@@ -1,0 +1,36 @@
+// Enhancements only: every page works without this file.
+"use strict";
+
+document.addEventListener("DOMContentLoaded", function () {
+  // A form marked data-submit-once disables its button on submit, so a double click sends one
+  // request (the server refuses a second use of the form anyway).
+  document.querySelectorAll("form[data-submit-once]").forEach(function (form) {
+    form.addEventListener("submit", function () {
+      form.querySelectorAll("button[type=submit]").forEach(function (button) { button.disabled = true; });
+    });
+  });
+
+  var panel = document.getElementById("teletan-panel");
+  if (!panel) { return; }
+  var teletan = document.getElementById("teletan");
+
+  // Copy button: shown only where the clipboard API exists.
+  var copy = document.getElementById("copy-teletan");
+  if (copy && navigator.clipboard) {
+    copy.hidden = false;
+    copy.addEventListener("click", function () {
+      navigator.clipboard.writeText(teletan.textContent.replace(/\s+/g, "")).then(function () {
+        copy.textContent = copy.dataset.copied;
+      });
+    });
+  }
+
+  // Hide the teleTAN when its display time is over (the Refresh header leaves the page too).
+  var seconds = parseInt(panel.dataset.hideAfter, 10);
+  if (seconds > 0) {
+    window.setTimeout(function () {
+      panel.remove();
+      document.getElementById("teletan-hidden").hidden = false;
+    }, seconds * 1000);
+  }
+});

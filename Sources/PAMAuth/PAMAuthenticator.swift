@@ -1,0 +1,127 @@
+import Foundation
+import Logging
+import NIOPosix
+import Synchronization
+
+public struct PAMConfiguration: Sendable {
+    /// The PAM service name, i.e. the file in /etc/pam.d.
+    public var service: String
+    /// Threads for PAM and NSS calls; also the most sign-ins in progress at once (a further one
+    /// is told to try again rather than queued behind a slow directory).
+    public var threads: Int
+    /// How long a request waits for PAM before it answers "try again".
+    public var responseTimeout: Duration
+    /// How long a person may take to answer a prompt (a one-time code, a new password).
+    public var promptTimeout: Duration
+
+    public init(service: String, threads: Int = 16, responseTimeout: Duration = .seconds(20), promptTimeout: Duration = .seconds(180)) {
+        self.service = service
+        self.threads = threads
+        self.responseTimeout = responseTimeout
+        self.promptTimeout = promptTimeout
+    }
+}
+
+/// Signs people in through PAM, off the event loops, on a bounded pool of threads.
+///
+/// A PAM stack that asks more than the password (a one-time code, a password change) keeps its
+/// transaction open on its thread while the person answers in the next form step; the
+/// conversation is found again by ``PAMChallenge/conversationID``.
+public final class PAMAuthenticator: Sendable {
+    public let configuration: PAMConfiguration
+    private let pool: NIOThreadPool
+    private let state = Mutex<State>(State())
+    private let logger: Logger
+
+    private struct State {
+        var running = 0
+        var waiting: [String: (bridge: ConversationBridge, username: String)] = [:]
+    }
+
+    public init(configuration: PAMConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        self.pool = NIOThreadPool(numberOfThreads: configuration.threads)
+        pool.start()
+    }
+
+    /// Starts a sign-in. The password is consumed (and wiped when no longer needed).
+    public func authenticate(username: String, password: SecretBytes, remoteHost: String? = nil) async -> PAMOutcome {
+        guard Self.isAcceptableUsername(username) else { return .failure(.authenticationFailed) }
+        let admitted = state.withLock { state -> Bool in
+            guard state.running < configuration.threads else { return false }
+            state.running += 1
+            return true
+        }
+        guard admitted else { return .failure(.busy) }
+
+        let bridge = ConversationBridge()
+        let conversationID = Self.newConversationID()
+        let transaction = PAMTransaction(
+            service: configuration.service, username: username, password: password, remoteHost: remoteHost,
+            bridge: bridge, conversationID: conversationID, promptTimeout: configuration.promptTimeout)
+        pool.submit { [self] workState in
+            let outcome: PAMOutcome = workState == .active ? transaction.run() : .failure(.busy)
+            state.withLock {
+                $0.running -= 1
+                $0.waiting[conversationID] = nil
+            }
+            bridge.deliver(outcome)
+        }
+        return await waitForOutcome(bridge, id: conversationID, username: username)
+    }
+
+    /// Answers the prompt of a waiting sign-in. Each challenge takes one answer: a second
+    /// submission of the same step finds no conversation.
+    /// Returns the username the conversation was started for ("" if none was waiting).
+    public func answer(_ conversationID: String, with answers: [SecretBytes]) async -> (username: String, outcome: PAMOutcome) {
+        guard let waiting = state.withLock({ $0.waiting.removeValue(forKey: conversationID) }) else {
+            return ("", .failure(.conversationExpired))
+        }
+        waiting.bridge.provide(answers)
+        return (waiting.username, await waitForOutcome(waiting.bridge, id: conversationID, username: waiting.username))
+    }
+
+    /// Ends a waiting sign-in (the person went back to the start).
+    public func cancel(_ conversationID: String) {
+        state.withLock { $0.waiting.removeValue(forKey: conversationID) }?.bridge.abandon()
+    }
+
+    /// Sign-ins currently waiting for an answer; for metrics and tests.
+    public var waitingConversations: Int { state.withLock { $0.waiting.count } }
+
+    public func shutdown() async {
+        let waiting = state.withLock { state in
+            defer { state.waiting = [:] }
+            return state.waiting.values.map(\.bridge)
+        }
+        waiting.forEach { $0.abandon() }
+        try? await pool.shutdownGracefully()
+    }
+
+    /// Runs blocking lookups (NSS group resolution) on the same bounded pool.
+    public func runBlocking<T: Sendable>(_ body: @Sendable @escaping () throws -> T) async throws -> T {
+        try await pool.runIfActive(body)
+    }
+
+    private func waitForOutcome(_ bridge: ConversationBridge, id: String, username: String) async -> PAMOutcome {
+        let outcome = await bridge.nextOutcome(timeout: configuration.responseTimeout)
+        if case .challenge = outcome {
+            state.withLock { $0.waiting[id] = (bridge, username) }
+        }
+        if case .failure(.timedOut) = outcome {
+            logger.warning("PAM did not answer in time", metadata: ["service": "\(configuration.service)"])
+        }
+        return outcome
+    }
+
+    static func isAcceptableUsername(_ username: String) -> Bool {
+        !username.isEmpty && username.utf8.count <= 256
+            && !username.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
+    static func newConversationID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in String(generator.next(), radix: 16) }.joined(separator: "-")
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import Hummingbird
+import Storage
+
+/// Health checks for load balancers and orchestrators, Prometheus metrics, and the language switch.
+struct OperationsController: Sendable {
+    let database: PortalDatabase
+    let metrics: PortalMetrics
+
+    func addRoutes(to router: Router<PortalRequestContext>) {
+        router.get("/health/live") { _, _ in Self.plain("ok") }
+        router.get("/health/ready", use: ready)
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                     body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
+        }
+        router.get("/language/:code", use: switchLanguage)
+    }
+
+    @Sendable func ready(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard await database.isReachable(logger: context.logger) else {
+            return Self.plain("database unreachable", status: .serviceUnavailable)
+        }
+        return Self.plain("ok")
+    }
+
+    /// Remembers the chosen language in a cookie and goes back to a local page.
+    @Sendable func switchLanguage(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let language = context.parameters.get("code").flatMap(Language.init(rawValue:)) else {
+            throw HTTPError(.notFound)
+        }
+        let back = request.uri.queryParameters["back"].map(String.init) ?? "/"
+        // Only paths on this site: no open redirect.
+        let target = back.hasPrefix("/") && !back.hasPrefix("//") && !back.contains("\\") ? back : "/"
+        return PageRenderer.redirect(to: target, cookies: [
+            Cookie(name: Language.cookieName, value: language.rawValue, maxAge: 365 * 24 * 3600, path: "/",
+                   secure: context.isHTTPS, httpOnly: true, sameSite: .lax),
+        ])
+    }
+
+    static func plain(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
+    }
+}

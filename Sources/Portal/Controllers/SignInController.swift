@@ -1,0 +1,239 @@
+import Audit
+import Foundation
+import Hummingbird
+import PAMAuth
+import Storage
+
+/// Sign-in through PAM, in as many form steps as the PAM stack asks for, and sign-out.
+///
+/// Every failure shows the same message, whether the username exists, the password was wrong or
+/// the username is locked by throttling.
+struct SignInController: Sendable {
+    static let conversationCookie = "portal_signin"
+
+    let database: PortalDatabase
+    let pam: PAMAuthenticator
+    let roleGroups: RoleGroups
+    let sessions: SessionStore
+    let throttle: SignInThrottle
+    let csrf: CSRF
+    let audit: AuditLog
+    let renderer: PageRenderer
+    let metrics: PortalMetrics
+    let now: @Sendable () -> Date
+
+    func addRoutes(to router: Router<PortalRequestContext>) {
+        router.get("/signin", use: showForm)
+        router.post("/signin", use: signIn)
+        router.post("/signin/continue", use: continueSignIn)
+        router.post("/signout", use: signOut)
+    }
+
+    struct SignInForm: Decodable {
+        let username: String
+        let password: String
+        let csrf: String
+    }
+
+    struct StepForm: Decodable {
+        let csrf: String
+        let answer: String?
+        let new_password: String?
+        let new_password_repeat: String?
+    }
+
+    struct SignOutForm: Decodable {
+        let csrf: String
+    }
+
+    // MARK: - Routes
+
+    @Sendable func showForm(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        if context.identity != nil { return PageRenderer.redirect(to: "/") }
+        let notice: String? = context.sessionExpired || request.uri.queryParameters["expired"] != nil ? "session_expired"
+            : request.uri.queryParameters["signedout"] != nil ? "signed_out" : nil
+        return try signInPage(request: request, context: context, status: .ok, notice: notice)
+    }
+
+    @Sendable func signIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let form = try await request.decode(as: SignInForm.self, context: context)
+        try requirePreSessionCSRF(form.csrf, request: request)
+        let password = SecretBytes(form.password)
+        let username = form.username.trimmingCharacters(in: .whitespaces)
+        let db = database.database(logger: context.logger)
+
+        switch try await throttle.check(username: username, address: context.clientAddress, now: now(), on: db) {
+        case .allowed: break
+        case .userLocked, .addressLocked:
+            try await recordFailure(username: username, reason: "throttled", counts: false, context: context)
+            return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+        }
+        if let previous = request.cookies[Self.conversationCookie]?.value { pam.cancel(previous) }
+        let outcome = await pam.authenticate(username: username, password: password, remoteHost: context.clientAddress)
+        return try await handle(outcome, username: username, request: request, context: context)
+    }
+
+    @Sendable func continueSignIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let form = try await request.decode(as: StepForm.self, context: context)
+        try requirePreSessionCSRF(form.csrf, request: request)
+        guard let conversationID = request.cookies[Self.conversationCookie]?.value else {
+            return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_step_expired")
+        }
+        let answers: [SecretBytes] = if let newPassword = form.new_password {
+            [SecretBytes(newPassword), SecretBytes(form.new_password_repeat ?? "")]
+        } else {
+            [SecretBytes(form.answer ?? "")]
+        }
+        let (username, outcome) = await pam.answer(conversationID, with: answers)
+        return try await handle(outcome, username: username, request: request, context: context)
+    }
+
+    @Sendable func signOut(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let form = try await request.decode(as: SignOutForm.self, context: context)
+        guard let user = context.identity else { return PageRenderer.redirect(to: "/signin") }
+        guard csrf.isValid(form.csrf, expected: user.csrfToken) else { throw HTTPError(.forbidden) }
+        let db = database.database(logger: context.logger)
+        try await db.transaction { tx in
+            try await sessions.end(sessionHash: user.sessionHash, on: tx)
+            try await audit.append(AuditEvent(
+                action: .signOut, outcome: .success, actor: user.username,
+                address: context.clientAddress, requestID: context.requestID), at: now(), on: tx)
+        }
+        return PageRenderer.redirect(to: "/signin?signedout=1", cookies: [SessionMiddleware.clearingCookie(secure: context.isHTTPS)])
+    }
+
+    // MARK: - Outcomes
+
+    private func handle(_ outcome: PAMOutcome, username: String, request: Request, context: PortalRequestContext) async throws -> Response {
+        switch outcome {
+        case .success(let pamUsername):
+            return try await completeSignIn(username: pamUsername, request: request, context: context)
+        case .challenge(let challenge):
+            var response = try stepPage(challenge, request: request, context: context)
+            response.setCookie(Cookie(
+                name: Self.conversationCookie, value: challenge.conversationID, maxAge: 300, path: "/signin",
+                secure: context.isHTTPS, httpOnly: true, sameSite: .strict))
+            return response
+        case .failure(let failure):
+            var response: Response
+            switch failure {
+            case .authenticationFailed, .accountRefused:
+                try await recordFailure(username: username, reason: failure.auditReason, counts: true, context: context)
+                response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+            case .passwordChangeFailed(let messages):
+                try await recordFailure(username: username, reason: failure.auditReason, counts: false, context: context)
+                response = try signInPage(
+                    request: request, context: context, status: .unauthorized, error: "password_change_failed", details: messages)
+            case .conversationExpired:
+                try await recordFailure(username: username, reason: failure.auditReason, counts: false, context: context)
+                response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_step_expired")
+            case .busy, .timedOut, .systemError:
+                try await recordFailure(username: username, reason: failure.auditReason, counts: false, context: context)
+                response = try signInPage(request: request, context: context, status: .serviceUnavailable, error: "sign_in_unavailable")
+            }
+            response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
+            return response
+        }
+    }
+
+    private func completeSignIn(username: String, request: Request, context: PortalRequestContext) async throws -> Response {
+        let groups = try await pam.runBlocking { UnixGroups.names(of: username) }
+        let roles = roleGroups.roles(forGroups: groups)
+        let db = database.database(logger: context.logger)
+        let time = now()
+        let cookieValue = try await db.transaction { tx in
+            // Signing in again ends the session this browser had: never two at once, never reused.
+            if let previous = context.identity { try await sessions.end(sessionHash: previous.sessionHash, on: tx) }
+            let (cookieValue, _) = try await sessions.create(username: username, roles: roles, now: time, on: tx)
+            try await throttle.recordSuccess(username: username, on: tx)
+            try await audit.append(AuditEvent(
+                action: .signIn, outcome: .success, actor: username,
+                role: roles.sorted().map(\.rawValue).joined(separator: ","),
+                address: context.clientAddress, requestID: context.requestID), at: time, on: tx)
+            return cookieValue
+        }
+        metrics.signIn(outcome: "success")
+        return PageRenderer.redirect(to: "/", cookies: [
+            SessionMiddleware.cookie(value: cookieValue, secure: context.isHTTPS),
+            Self.clearConversationCookie(secure: context.isHTTPS),
+        ])
+    }
+
+    private func recordFailure(username: String, reason: String, counts: Bool, context: PortalRequestContext) async throws {
+        let db = database.database(logger: context.logger)
+        let time = now()
+        try await db.transaction { tx in
+            if counts {
+                try await throttle.recordFailure(username: username, address: context.clientAddress, now: time, on: tx)
+            }
+            try await audit.append(AuditEvent(
+                action: .signIn, outcome: .failure, actor: String(username.prefix(256)),
+                address: context.clientAddress, requestID: context.requestID, details: ["reason": reason]), at: time, on: tx)
+        }
+        metrics.signIn(outcome: reason)
+    }
+
+    // MARK: - Pages
+
+    /// The CSRF token of the sign-in forms, bound to a random pre-session cookie.
+    private func requirePreSessionCSRF(_ token: String, request: Request) throws {
+        guard let cookie = request.cookies[CSRF.preSessionCookie]?.value, RandomToken.isWellFormed(cookie),
+              csrf.isValid(token, expected: csrf.token(forPreSession: cookie))
+        else { throw HTTPError(.forbidden) }
+    }
+
+    private func preSession(_ request: Request) -> (value: String, isNew: Bool) {
+        if let value = request.cookies[CSRF.preSessionCookie]?.value, RandomToken.isWellFormed(value) { return (value, false) }
+        return (RandomToken.make(), true)
+    }
+
+    private func signInPage(
+        request: Request, context: PortalRequestContext, status: HTTPResponse.Status,
+        notice: String? = nil, error: String? = nil, details: [String] = []
+    ) throws -> Response {
+        let strings = context.language.strings
+        let pre = preSession(request)
+        var response = try renderer.page("signin", status: status, context: context, values: [
+            "csrf": csrf.token(forPreSession: pre.value),
+            "notice": notice.flatMap { strings[$0] } as Any,
+            "error": error.flatMap { strings[$0] } as Any,
+            "details": details,
+        ])
+        if pre.isNew {
+            response.setCookie(Cookie(
+                name: CSRF.preSessionCookie, value: pre.value, path: "/", secure: context.isHTTPS, httpOnly: true, sameSite: .strict))
+        }
+        return response
+    }
+
+    private func stepPage(_ challenge: PAMChallenge, request: Request, context: PortalRequestContext) throws -> Response {
+        let pre = preSession(request)
+        guard !pre.isNew else { throw HTTPError(.forbidden) }
+        return try renderer.page(
+            challenge.phase == .passwordChange ? "signin-password" : "signin-step", context: context, values: [
+                "csrf": csrf.token(forPreSession: pre.value),
+                "prompt": challenge.prompt.trimmingCharacters(in: .whitespaces),
+                "echo": challenge.echo,
+                "messages": challenge.messages,
+            ])
+    }
+
+    static func clearConversationCookie(secure: Bool) -> Cookie {
+        Cookie(name: conversationCookie, value: "", maxAge: 0, path: "/signin", secure: secure, httpOnly: true, sameSite: .strict)
+    }
+}
+
+extension PAMFailure {
+    /// The reason recorded in the audit trail (never shown to the person signing in).
+    var auditReason: String {
+        switch self {
+        case .authenticationFailed: "authentication_failed"
+        case .accountRefused: "account_refused"
+        case .passwordChangeFailed: "password_change_failed"
+        case .conversationExpired: "step_expired"
+        case .timedOut: "pam_timeout"
+        case .busy: "pam_busy"
+        case .systemError(let code): "pam_error_\(code)"
+        }
+    }
+}

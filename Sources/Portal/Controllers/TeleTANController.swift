@@ -1,0 +1,98 @@
+import HTTPTypes
+import Foundation
+import Hummingbird
+import Storage
+import TeleTAN
+
+/// The start page with the issuing form, issuing, the once-only result page, and "passed on".
+struct TeleTANController: Sendable {
+    let database: PortalDatabase
+    let authorization: Authorization
+    let issuer: TeleTANIssuer
+    let nonces: FormNonces
+    let displays: PendingDisplays
+    let renderer: PageRenderer
+    let displayTime: Duration
+    let now: @Sendable () -> Date
+
+    func addRoutes(to router: Router<PortalRequestContext>) {
+        router.get("/", use: home)
+        router.post("/teletan", use: issue)
+        router.get("/teletan/result", use: result)
+        router.post("/teletan/done", use: done)
+    }
+
+    struct IssueForm: Decodable {
+        let csrf: String
+        let nonce: String
+    }
+
+    struct DoneForm: Decodable {
+        let csrf: String
+    }
+
+    @Sendable func home(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let user = try authorization.requireUser(context)
+        guard !user.roles.isEmpty else {
+            return try renderer.page("no-role", context: context)
+        }
+        var values: [String: Any] = [:]
+        if user.has(anyOf: Role.teleTANIssuers) {
+            values["issue_nonce"] = try await nonces.make(
+                sessionHash: user.sessionHash, now: now(), on: database.database(logger: context.logger))
+        }
+        return try renderer.page("home", context: context, values: values)
+    }
+
+    @Sendable func issue(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let user = try await authorization.require(anyOf: Role.teleTANIssuers, request: request, context: context)
+        let form = try await request.decode(as: IssueForm.self, context: context)
+        try authorization.requireCSRF(form.csrf, for: user)
+        let role = user.actingRole(for: Role.teleTANIssuers)!
+        _ = try await issuer.issue(type: .test, for: user, role: role, nonce: form.nonce, context: context)
+        // Issued or not (a second click), the result page shows what is waiting, at most once.
+        return PageRenderer.redirect(to: "/teletan/result")
+    }
+
+    @Sendable func result(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let user = try await authorization.require(anyOf: Role.teleTANIssuers, request: request, context: context)
+        let db = database.database(logger: context.logger)
+        guard let (content, storedAt) = try await displays.take(sessionHash: user.sessionHash, on: db),
+              let teleTAN = TeleTAN(content.teleTAN),
+              now().timeIntervalSince(storedAt) < displayTime.seconds
+        else {
+            return try renderer.page("already-shown", context: context)
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: context.language == .german ? "de_DE" : "en_GB")
+        formatter.dateStyle = .medium
+        formatter.timeStyle = .short
+        let remaining = max(1, Int(displayTime.seconds - now().timeIntervalSince(storedAt)))
+        let groups: [[String: String]] = teleTAN.groups.map { group in
+            ["text": group, "spelled": group.map { SpellingAlphabet.spell($0, in: context.language) }.joined(separator: " - ")]
+        }
+        return try renderer.page("result", context: context, values: [
+            "groups": groups,
+            "type": content.type,
+            "valid_until": formatter.string(from: content.validUntil),
+            "valid_until_iso": ISO8601DateFormatter().string(from: content.validUntil),
+            "hide_after_seconds": remaining,
+            // Switching language would leave the page, and the teleTAN is never shown again.
+            "hide_language_switch": true,
+        ], headers: [
+            // Leaves the page when the display time is over, even without JavaScript.
+            .refresh: "\(remaining);url=/",
+        ])
+    }
+
+    @Sendable func done(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let user = try await authorization.require(anyOf: Role.teleTANIssuers, request: request, context: context)
+        let form = try await request.decode(as: DoneForm.self, context: context)
+        try authorization.requireCSRF(form.csrf, for: user)
+        return PageRenderer.redirect(to: "/")
+    }
+}
+
+extension HTTPField.Name {
+    static let refresh = HTTPField.Name("Refresh")!
+}

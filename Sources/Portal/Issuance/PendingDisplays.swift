@@ -1,0 +1,52 @@
+import Crypto
+import FluentKit
+import Foundation
+import Storage
+import TeleTAN
+
+/// A teleTAN between the POST that created it and the one page view that shows it.
+///
+/// It is sealed with AES-GCM under a key derived from the server secret (never stored in
+/// plaintext) and deleted by the page view that reads it: a reload, the back button or a second
+/// tab finds nothing.
+struct PendingDisplays: Sendable {
+    struct Content: Codable, Sendable {
+        let teleTAN: String
+        let type: String
+        let validUntil: Date
+        let issuedAt: Date
+    }
+
+    private let key: SymmetricKey
+
+    init(serverSecret: SymmetricKey) {
+        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: serverSecret, info: Data("pending-display".utf8), outputByteCount: 32)
+    }
+
+    func store(_ content: Content, sessionHash: String, now: Date, on db: any Database) async throws {
+        let sealed = try AES.GCM.seal(JSONEncoder().encode(content), using: key, authenticating: Data(sessionHash.utf8))
+        guard let combined = sealed.combined else { throw CryptoKitError.incorrectParameterSize }
+        try await sql(db).raw("DELETE FROM pending_displays WHERE session_hash = \(bind: sessionHash)").run()
+        try await sql(db).raw("""
+            INSERT INTO pending_displays (session_hash, sealed, created_at)
+            VALUES (\(bind: sessionHash), \(bind: combined.base64EncodedString()), \(bind: now))
+            """).run()
+    }
+
+    /// Returns the waiting teleTAN and deletes it, or nil if there is none (already shown).
+    func take(sessionHash: String, on db: any Database) async throws -> (content: Content, storedAt: Date)? {
+        struct Row: Decodable { let sealed: String; let created_at: Date }
+        guard let row = try await sql(db).raw("""
+            DELETE FROM pending_displays WHERE session_hash = \(bind: sessionHash) RETURNING sealed, created_at
+            """).first(decoding: Row.self),
+            let data = Data(base64Encoded: row.sealed)
+        else { return nil }
+        let box = try AES.GCM.SealedBox(combined: data)
+        let plain = try AES.GCM.open(box, using: key, authenticating: Data(sessionHash.utf8))
+        return (try JSONDecoder().decode(Content.self, from: plain), row.created_at)
+    }
+
+    func purge(olderThan cutoff: Date, on db: any Database) async throws {
+        try await sql(db).raw("DELETE FROM pending_displays WHERE created_at < \(bind: cutoff)").run()
+    }
+}

@@ -1,0 +1,99 @@
+import Audit
+import FluentKit
+import Foundation
+import Logging
+import Storage
+import TeleTAN
+import Verification
+
+/// Issues a teleTAN for a signed-in officer: one per form nonce, within the officer's limits,
+/// through the ``VerificationService``, audited, and parked (sealed) for the one page view that
+/// shows it. All of that is one database transaction: if the audit entry cannot be written, the
+/// teleTAN is neither stored nor shown.
+struct TeleTANIssuer: Sendable {
+    enum Outcome {
+        /// A teleTAN is waiting for the result page.
+        case issued(type: TeleTANType)
+        /// The form was already used (a double click or a replay); nothing new was created.
+        case formAlreadyUsed
+    }
+
+    let database: PortalDatabase
+    let service: any VerificationService
+    let nonces: FormNonces
+    let displays: PendingDisplays
+    let audit: AuditLog
+    let hasher: KeyedHasher
+    let minimumInterval: RateRule
+    let dailyLimit: RateRule
+    let metrics: PortalMetrics
+    let now: @Sendable () -> Date
+
+    init(
+        database: PortalDatabase, service: any VerificationService, nonces: FormNonces, displays: PendingDisplays,
+        audit: AuditLog, hasher: KeyedHasher, minimumInterval: Duration, perDay: Int, metrics: PortalMetrics,
+        now: @escaping @Sendable () -> Date
+    ) {
+        self.database = database
+        self.service = service
+        self.nonces = nonces
+        self.displays = displays
+        self.audit = audit
+        self.hasher = hasher
+        self.minimumInterval = RateRule(name: "teletan.user.interval", limit: 1, window: minimumInterval)
+        self.dailyLimit = RateRule(name: "teletan.user.day", limit: perDay, window: .seconds(24 * 60 * 60))
+        self.metrics = metrics
+        self.now = now
+    }
+
+    func issue(type: TeleTANType, for user: SignedInUser, role: Role, nonce: String, context: PortalRequestContext) async throws -> Outcome {
+        let time = now()
+        let db = database.database(logger: context.logger)
+        let event: @Sendable (AuditEvent.Outcome, String?, [String: String]) -> AuditEvent = { outcome, subject, details in
+            AuditEvent(action: .teleTANIssue, outcome: outcome, actor: user.username, role: role.rawValue,
+                       address: context.clientAddress, requestID: context.requestID, subject: subject, details: details)
+        }
+        do {
+            let outcome: Outcome = try await db.transaction { tx in
+                guard try await nonces.consume(nonce, sessionHash: user.sessionHash, on: tx) else {
+                    try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "form_already_used"]), at: time, on: tx)
+                    return .formAlreadyUsed
+                }
+                try await RateLimiter().consume(
+                    [(minimumInterval, user.username), (dailyLimit, user.username)], at: time, on: tx)
+                let issued = try await service.issueTeleTAN(
+                    TeleTANRequest(type: type, requestedBy: user.username, requestID: context.requestID), within: tx)
+                try await audit.append(event(
+                    .success, hasher.hash(issued.teleTAN.value, for: .teleTANFingerprint),
+                    ["type": type.rawValue, "valid_until": ISO8601DateFormatter().string(from: issued.validUntil)]
+                ), at: time, on: tx)
+                try await displays.store(
+                    .init(teleTAN: issued.teleTAN.value, type: type.rawValue, validUntil: issued.validUntil, issuedAt: issued.issuedAt),
+                    sessionHash: user.sessionHash, now: time, on: tx)
+                return .issued(type: type)
+            }
+            if case .issued = outcome { metrics.teleTANIssued(type: type.rawValue) }
+            return outcome
+        } catch let limited as RateLimitExceeded {
+            metrics.rateLimited(scope: "user")
+            try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "rate_limit", "rule": limited.rule.name]), at: time, on: db)
+            throw PortalError.tooManyRequests(retryAfterSeconds: Self.seconds(limited.retryAfter), global: false)
+        } catch VerificationServiceError.globalLimitReached(let retryAfter) {
+            metrics.rateLimited(scope: "global")
+            try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "global_limit"]), at: time, on: db)
+            throw PortalError.tooManyRequests(retryAfterSeconds: Self.seconds(retryAfter), global: true)
+        } catch VerificationServiceError.unavailable(let reason) {
+            try await audit.append(event(.failure, nil, ["type": type.rawValue, "reason": "service_unavailable", "detail": reason]), at: time, on: db)
+            throw PortalError.serviceUnavailable
+        } catch {
+            // The database (or the audit write) failed: nothing was committed, nothing is shown.
+            context.logger.error("teleTAN issuance failed", metadata: ["error": "\(String(reflecting: Swift.type(of: error)))"])
+            try? await audit.append(event(.failure, nil, ["type": type.rawValue, "reason": "internal_error"]), at: time, on: db)
+            throw PortalError.serviceUnavailable
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Int {
+        max(1, Int(duration.components.seconds) + (duration.components.attoseconds > 0 ? 1 : 0))
+    }
+}

@@ -1,0 +1,75 @@
+import FluentKit
+import Foundation
+import Storage
+import TeleTAN
+
+/// Creates, finds, refreshes and ends sessions in the database, so any instance behind a load
+/// balancer can serve any request.
+struct SessionStore: Sendable {
+    enum Lookup {
+        case active(SessionRecord)
+        case expired(SessionRecord)
+        case unknown
+    }
+
+    let hasher: KeyedHasher
+    let idleTimeout: Duration
+    let lifetime: Duration
+
+    /// A new session with a new random id (never one the browser brought along).
+    func create(username: String, roles: Set<Role>, now: Date, on db: any Database) async throws -> (cookieValue: String, record: SessionRecord) {
+        let rawID = RandomToken.make()
+        let record = SessionRecord(idHash: hasher.hash(rawID, for: .session), username: username, roles: roles, now: now)
+        try await record.create(on: db)
+        return (rawID, record)
+    }
+
+    func lookup(cookieValue: String, now: Date, on db: any Database) async throws -> Lookup {
+        guard RandomToken.isWellFormed(cookieValue) else { return .unknown }
+        guard let record = try await SessionRecord.find(hasher.hash(cookieValue, for: .session), on: db) else {
+            return .unknown
+        }
+        return isExpired(record, now: now) ? .expired(record) : .active(record)
+    }
+
+    func isExpired(_ record: SessionRecord, now: Date) -> Bool {
+        now.timeIntervalSince(record.lastSeenAt) > idleTimeout.seconds
+            || now.timeIntervalSince(record.createdAt) > lifetime.seconds
+    }
+
+    /// Moves the idle deadline. Written at most once a minute per session to spare the database.
+    func touch(_ record: SessionRecord, now: Date, on db: any Database) async throws {
+        guard now.timeIntervalSince(record.lastSeenAt) > 60 else { return }
+        try await sql(db).raw("UPDATE sessions SET last_seen_at = \(bind: now) WHERE id_hash = \(bind: record.id!)").run()
+    }
+
+    /// Ends a session and everything attached to it.
+    func end(sessionHash: String, on db: any Database) async throws {
+        try await sql(db).raw("DELETE FROM form_nonces WHERE session_hash = \(bind: sessionHash)").run()
+        try await sql(db).raw("DELETE FROM pending_displays WHERE session_hash = \(bind: sessionHash)").run()
+        try await sql(db).raw("DELETE FROM sessions WHERE id_hash = \(bind: sessionHash)").run()
+    }
+
+    /// Deletes every expired session and returns whose they were (for the audit trail). Each row
+    /// is returned by exactly one DELETE, so concurrent instances never audit one twice.
+    func removeExpired(now: Date, on db: any Database) async throws -> [(sessionHash: String, username: String)] {
+        struct Row: Decodable { let id_hash: String; let username: String }
+        let idleCutoff = now.addingTimeInterval(-idleTimeout.seconds)
+        let lifetimeCutoff = now.addingTimeInterval(-lifetime.seconds)
+        let rows = try await sql(db).raw("""
+            DELETE FROM sessions WHERE last_seen_at < \(bind: idleCutoff) OR created_at < \(bind: lifetimeCutoff)
+            RETURNING id_hash, username
+            """).all(decoding: Row.self)
+        for row in rows {
+            try await sql(db).raw("DELETE FROM form_nonces WHERE session_hash = \(bind: row.id_hash)").run()
+            try await sql(db).raw("DELETE FROM pending_displays WHERE session_hash = \(bind: row.id_hash)").run()
+        }
+        return rows.map { ($0.id_hash, $0.username) }
+    }
+}
+
+extension Duration {
+    var seconds: TimeInterval {
+        TimeInterval(components.seconds) + TimeInterval(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,54 @@
+import Hummingbird
+import Logging
+
+/// Errors the portal raises on purpose, with what the page should say.
+enum PortalError: Error {
+    /// A limit was hit; `global` tells the service-wide limit from the officer's own.
+    case tooManyRequests(retryAfterSeconds: Int, global: Bool)
+    /// The verification service did not confirm a teleTAN.
+    case serviceUnavailable
+}
+
+/// Turns every error into a page in the user's language: 400, 403, 404, 413, 429, 500 and 503.
+/// Unexpected errors are logged with the request id and shown as 500 without details.
+struct ErrorPageMiddleware: RouterMiddleware {
+    typealias Context = PortalRequestContext
+    let renderer: PageRenderer
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as PortalError {
+            switch error {
+            case .tooManyRequests(let seconds, let global):
+                let text = (context.language.strings[global ? "error_429_global" : "error_429"] ?? "")
+                    .replacingOccurrences(of: "{seconds}", with: String(seconds))
+                return try errorPage(.tooManyRequests, message: text, context: context, headers: [.retryAfter: String(seconds)])
+            case .serviceUnavailable:
+                return try errorPage(.serviceUnavailable, context: context, headers: [.retryAfter: "30"])
+            }
+        } catch let error as HTTPError {
+            let status: HTTPResponse.Status = [400, 403, 404, 413, 429, 503].contains(error.status.code) ? error.status
+                : error.status.code == 405 ? .notFound : error.status.code >= 500 ? .internalServerError : .badRequest
+            return try errorPage(status, context: context, headers: error.headers)
+        } catch is DecodingError {
+            return try errorPage(.badRequest, context: context)
+        } catch {
+            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            return try errorPage(.internalServerError, context: context)
+        }
+    }
+
+    private func errorPage(
+        _ status: HTTPResponse.Status, message: String? = nil, context: Context, headers: HTTPFields = [:]
+    ) throws -> Response {
+        let strings = context.language.strings
+        var allowed = HTTPFields()
+        if let retry = headers[.retryAfter] { allowed[.retryAfter] = retry }
+        return try renderer.page("error", status: status, context: context, values: [
+            "status": status.code,
+            "title": strings["error_\(status.code)_title"] ?? status.reasonPhrase,
+            "message": message ?? strings["error_\(status.code)"] ?? "",
+        ], headers: allowed)
+    }
+}

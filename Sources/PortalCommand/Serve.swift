@@ -1,0 +1,167 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import Portal
+import Storage
+
+/// Options shared by `serve` and `migrate`.
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "sqlite:PATH or postgres://user:password@host:port/database (env PORTAL_DATABASE)")
+    var database: String = Environment.value("PORTAL_DATABASE") ?? "sqlite:portal.sqlite"
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error (env PORTAL_LOG_LEVEL)")
+    var logLevel: String = Environment.value("PORTAL_LOG_LEVEL") ?? "info"
+
+    func location() throws -> DatabaseLocation {
+        do {
+            return try DatabaseLocation(parsing: database)
+        } catch let error as DatabaseLocation.ParseError {
+            throw ConfigurationError(message: "--database (PORTAL_DATABASE): \(error.description)")
+        }
+    }
+
+    func makeLogger() throws -> Logger {
+        guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
+            throw ConfigurationError(message: "--log-level (PORTAL_LOG_LEVEL): expected trace, debug, info, notice, warning or error, got '\(logLevel)'")
+        }
+        LoggingSystem.bootstrap(StreamLogHandler.standardOutput)
+        var logger = Logger(label: "teletan-portal")
+        logger.logLevel = level
+        return logger
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the portal (migrations run first).")
+
+    @OptionGroup var storage: DatabaseOptions
+
+    @Option(help: "Address to listen on (env PORTAL_HOST)")
+    var host: String = Environment.value("PORTAL_HOST") ?? "127.0.0.1"
+    @Option(help: "Port to listen on (env PORTAL_PORT)")
+    var port: String = Environment.value("PORTAL_PORT") ?? "8080"
+    @Option(help: "PAM service name, a file in /etc/pam.d (env PORTAL_PAM_SERVICE)")
+    var pamService: String = Environment.value("PORTAL_PAM_SERVICE") ?? "teletan-portal"
+    @Option(help: "Threads for PAM, and most sign-ins in progress at once (env PORTAL_PAM_THREADS)")
+    var pamThreads: String = Environment.value("PORTAL_PAM_THREADS") ?? "16"
+    @Option(help: "Server secret file, created with mode 600 if missing (env PORTAL_SECRET_FILE)")
+    var secretFile: String = Environment.value("PORTAL_SECRET_FILE") ?? "portal.secret"
+
+    @Option(help: "Unix group of officers (env PORTAL_OFFICER_GROUP)")
+    var officerGroup: String = Environment.value("PORTAL_OFFICER_GROUP") ?? "teletan-officer"
+    @Option(help: "Unix group of hotline staff (env PORTAL_HOTLINE_GROUP)")
+    var hotlineGroup: String = Environment.value("PORTAL_HOTLINE_GROUP") ?? "teletan-hotline"
+    @Option(help: "Unix group allowed EVENT teleTANs (env PORTAL_EVENT_GROUP)")
+    var eventGroup: String = Environment.value("PORTAL_EVENT_GROUP") ?? "teletan-event"
+    @Option(help: "Unix group of administrators (env PORTAL_ADMIN_GROUP)")
+    var adminGroup: String = Environment.value("PORTAL_ADMIN_GROUP") ?? "teletan-admin"
+
+    @Option(help: "Session idle timeout, e.g. 15m (env PORTAL_IDLE_TIMEOUT)")
+    var idleTimeout: String = Environment.value("PORTAL_IDLE_TIMEOUT") ?? "15m"
+    @Option(help: "Absolute session lifetime, e.g. 8h (env PORTAL_SESSION_LIFETIME)")
+    var sessionLifetime: String = Environment.value("PORTAL_SESSION_LIFETIME") ?? "8h"
+    @Option(help: "Failed sign-ins per username before it is locked (env PORTAL_SIGNIN_FAILURES_PER_USER)")
+    var signinFailuresPerUser: String = Environment.value("PORTAL_SIGNIN_FAILURES_PER_USER") ?? "5"
+    @Option(help: "Failed sign-ins per client address before it is locked (env PORTAL_SIGNIN_FAILURES_PER_ADDRESS)")
+    var signinFailuresPerAddress: String = Environment.value("PORTAL_SIGNIN_FAILURES_PER_ADDRESS") ?? "50"
+    @Option(help: "Window in which failed sign-ins are counted (env PORTAL_SIGNIN_WINDOW)")
+    var signinWindow: String = Environment.value("PORTAL_SIGNIN_WINDOW") ?? "15m"
+    @Option(help: "How long a locked username or address is refused (env PORTAL_SIGNIN_LOCKOUT)")
+    var signinLockout: String = Environment.value("PORTAL_SIGNIN_LOCKOUT") ?? "15m"
+
+    @Option(help: "Minimum time between two teleTANs of one user (env PORTAL_TELETAN_INTERVAL)")
+    var teletanInterval: String = Environment.value("PORTAL_TELETAN_INTERVAL") ?? "30s"
+    @Option(help: "teleTANs per user per day (env PORTAL_TELETANS_PER_USER_PER_DAY)")
+    var teletansPerUserPerDay: String = Environment.value("PORTAL_TELETANS_PER_USER_PER_DAY") ?? "100"
+    @Option(help: "teleTANs per rolling hour for the whole service (env PORTAL_TELETANS_PER_HOUR)")
+    var teletansPerHour: String = Environment.value("PORTAL_TELETANS_PER_HOUR") ?? "1000"
+    @Option(help: "How long a teleTAN stays on screen (env PORTAL_TELETAN_DISPLAY_TIME)")
+    var teletanDisplayTime: String = Environment.value("PORTAL_TELETAN_DISPLAY_TIME") ?? "10m"
+
+    @Flag(help: "Trust X-Forwarded-For/-Proto from a reverse proxy (env PORTAL_TRUST_PROXY=1)")
+    var trustProxy = Environment.flag("PORTAL_TRUST_PROXY")
+    @Option(help: "Directory of the HTML templates (env PORTAL_TEMPLATES)")
+    var templates: String = Environment.value("PORTAL_TEMPLATES") ?? "Templates"
+    @Option(help: "Directory of the static files (env PORTAL_PUBLIC)")
+    var publicDirectory: String = Environment.value("PORTAL_PUBLIC") ?? "Public"
+
+    func makeConfiguration() throws -> PortalConfiguration {
+        var config = PortalConfiguration()
+        config.host = try OptionParser.name(host, flag: "--host", env: "PORTAL_HOST")
+        config.port = try OptionParser.integer(port, flag: "--port", env: "PORTAL_PORT", range: 1...65535)
+        config.database = try storage.location()
+        config.pamService = try OptionParser.name(pamService, flag: "--pam-service", env: "PORTAL_PAM_SERVICE")
+        config.pamThreads = try OptionParser.integer(pamThreads, flag: "--pam-threads", env: "PORTAL_PAM_THREADS", range: 1...256)
+        config.secretFile = secretFile
+        config.roleGroups.officer = try OptionParser.name(officerGroup, flag: "--officer-group", env: "PORTAL_OFFICER_GROUP")
+        config.roleGroups.hotline = try OptionParser.name(hotlineGroup, flag: "--hotline-group", env: "PORTAL_HOTLINE_GROUP")
+        config.roleGroups.event = try OptionParser.name(eventGroup, flag: "--event-group", env: "PORTAL_EVENT_GROUP")
+        config.roleGroups.admin = try OptionParser.name(adminGroup, flag: "--admin-group", env: "PORTAL_ADMIN_GROUP")
+        config.idleTimeout = try OptionParser.duration(idleTimeout, flag: "--idle-timeout", env: "PORTAL_IDLE_TIMEOUT")
+        config.sessionLifetime = try OptionParser.duration(sessionLifetime, flag: "--session-lifetime", env: "PORTAL_SESSION_LIFETIME")
+        config.signInFailuresPerUser = try OptionParser.integer(
+            signinFailuresPerUser, flag: "--signin-failures-per-user", env: "PORTAL_SIGNIN_FAILURES_PER_USER", range: 1...1000)
+        config.signInFailuresPerAddress = try OptionParser.integer(
+            signinFailuresPerAddress, flag: "--signin-failures-per-address", env: "PORTAL_SIGNIN_FAILURES_PER_ADDRESS", range: 1...100_000)
+        config.signInWindow = try OptionParser.duration(signinWindow, flag: "--signin-window", env: "PORTAL_SIGNIN_WINDOW")
+        config.signInLockout = try OptionParser.duration(signinLockout, flag: "--signin-lockout", env: "PORTAL_SIGNIN_LOCKOUT")
+        config.teleTANMinimumInterval = try OptionParser.duration(teletanInterval, flag: "--teletan-interval", env: "PORTAL_TELETAN_INTERVAL")
+        config.teleTANsPerUserPerDay = try OptionParser.integer(
+            teletansPerUserPerDay, flag: "--teletans-per-user-per-day", env: "PORTAL_TELETANS_PER_USER_PER_DAY", range: 1...10_000_000)
+        config.teleTANsPerHourGlobal = try OptionParser.integer(
+            teletansPerHour, flag: "--teletans-per-hour", env: "PORTAL_TELETANS_PER_HOUR", range: 1...100_000_000)
+        config.teleTANDisplayTime = try OptionParser.duration(teletanDisplayTime, flag: "--teletan-display-time", env: "PORTAL_TELETAN_DISPLAY_TIME")
+        config.trustProxy = trustProxy
+        config.templatesDirectory = templates
+        config.publicDirectory = publicDirectory
+        for (directory, flag, env) in [(templates, "--templates", "PORTAL_TEMPLATES"), (publicDirectory, "--public-directory", "PORTAL_PUBLIC")] {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ConfigurationError(message: "\(flag) (\(env)): directory '\(directory)' does not exist")
+            }
+        }
+        return config
+    }
+
+    func run() async throws {
+        let config = try makeConfiguration()
+        let logger = try storage.makeLogger()
+        let portal: PortalApp
+        do {
+            portal = try await PortalApp(configuration: config, logger: logger)
+        } catch {
+            throw ConfigurationError(message: "cannot start: \(String(describing: error))")
+        }
+        logger.info("portal starting", metadata: [
+            "address": "\(config.host):\(config.port)", "database": "\(config.database)", "pam_service": "\(config.pamService)",
+        ])
+        do {
+            try await portal.makeApplication().runService()
+        } catch {
+            await portal.shutdown()
+            throw error
+        }
+        await portal.shutdown()
+        logger.info("portal stopped")
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Create or update the database tables, then exit.")
+
+    @OptionGroup var storage: DatabaseOptions
+
+    func run() async throws {
+        let logger = try storage.makeLogger()
+        let database = try PortalDatabase(location: try storage.location(), logger: logger)
+        do {
+            try await database.migrate(PortalApp.migrations, logger: logger)
+        } catch {
+            await database.shutdown()
+            throw CommandFailure(message: "migration failed: \(String(describing: error))")
+        }
+        await database.shutdown()
+        print("migrations applied to \(database.location)")
+    }
+}

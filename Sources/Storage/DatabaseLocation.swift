@@ -1,0 +1,42 @@
+import Foundation
+
+/// Where the data lives: a SQLite file (the embedded default) or a PostgreSQL server.
+public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
+    case sqlite(path: String)
+    case postgres(url: String)
+
+    public struct ParseError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Accepts `sqlite:PATH`, a bare path, or `postgres://user:pass@host:port/db`
+    /// (`postgresql://` too).
+    public init(parsing text: String) throws {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix("postgres://") || trimmed.hasPrefix("postgresql://") {
+            guard let url = URL(string: trimmed), url.host != nil, url.path.count > 1 else {
+                throw ParseError(description: "expected postgres://user:password@host:port/database")
+            }
+            self = .postgres(url: trimmed)
+        } else if trimmed.hasPrefix("sqlite:") {
+            let path = String(trimmed.dropFirst("sqlite:".count))
+            guard !path.isEmpty else { throw ParseError(description: "expected sqlite:PATH") }
+            self = .sqlite(path: path)
+        } else if !trimmed.isEmpty, !trimmed.contains("://") {
+            self = .sqlite(path: trimmed)
+        } else {
+            throw ParseError(description: "expected sqlite:PATH or postgres://user:password@host:port/database")
+        }
+    }
+
+    /// For logs and start-up messages: never the password.
+    public var description: String {
+        switch self {
+        case .sqlite(let path): return "sqlite:\(path)"
+        case .postgres(let url):
+            guard var components = URLComponents(string: url) else { return "postgres://(unparseable)" }
+            if components.password != nil { components.password = "***" }
+            return components.string ?? "postgres://(unparseable)"
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import FluentKit
+import FluentPostgresDriver
+import FluentSQLiteDriver
+import Logging
+import NIOCore
+import NIOPosix
+import SQLKit
+
+/// Owns the connection pools for one database and hands out `Database` values.
+///
+/// SQLite gets a single connection on a single event loop: every statement and transaction is
+/// serialised, which is what a single-file database wants (no "database is locked" under load).
+/// PostgreSQL gets a pool per event loop.
+public final class PortalDatabase: Sendable {
+    public let location: DatabaseLocation
+    private let databases: Databases
+    private let threadPool: NIOThreadPool
+    private let eventLoopGroup: MultiThreadedEventLoopGroup
+
+    public init(location: DatabaseLocation, poolSize: Int = 8, logger: Logger) throws {
+        self.location = location
+        let loops = location.isSQLite ? 1 : 2
+        self.eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: loops)
+        self.threadPool = NIOThreadPool(numberOfThreads: 2)
+        threadPool.start()
+        self.databases = Databases(threadPool: threadPool, on: eventLoopGroup)
+        switch location {
+        case .sqlite(let path):
+            databases.use(.sqlite(.file(path), sqlLogLevel: .trace), as: .sqlite)
+        case .postgres(let url):
+            databases.use(
+                try .postgres(url: url, maxConnectionsPerEventLoop: max(1, poolSize / loops), sqlLogLevel: .trace),
+                as: .psql
+            )
+        }
+    }
+
+    /// A database handle; cheap, make one per request or job.
+    public func database(logger: Logger) -> any Database {
+        databases.database(logger: logger, on: eventLoopGroup.any())!
+    }
+
+    /// Creates missing tables and indexes. Safe to run on every start and from several instances:
+    /// on PostgreSQL an advisory lock makes concurrent starts wait for each other.
+    public func migrate(_ migrations: [any Migration], logger: Logger) async throws {
+        let all = Migrations()
+        all.add(migrations)
+        let migrator = Migrator(databases: databases, migrations: all, logger: logger, on: eventLoopGroup.any(), migrationLogLevel: .debug)
+        try await withMigrationLock(logger: logger) {
+            try await migrator.setupIfNeeded().get()
+            try await migrator.prepareBatch().get()
+        }
+        if location.isSQLite {
+            // WAL lets the health check read while a write is in progress.
+            let sql = database(logger: logger) as! any SQLDatabase
+            try await sql.raw("PRAGMA journal_mode=WAL").run()
+        }
+    }
+
+    /// Drops everything the migrations created. Only tests use this.
+    public func revertAll(_ migrations: [any Migration], logger: Logger) async throws {
+        let all = Migrations()
+        all.add(migrations)
+        let migrator = Migrator(databases: databases, migrations: all, logger: logger, on: eventLoopGroup.any(), migrationLogLevel: .debug)
+        try await migrator.setupIfNeeded().get()
+        try await migrator.revertAllBatches().get()
+    }
+
+    /// True when a trivial query succeeds; for `/health/ready`.
+    public func isReachable(logger: Logger) async -> Bool {
+        do {
+            let sql = database(logger: logger) as! any SQLDatabase
+            try await sql.raw("SELECT 1").run()
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    public func shutdown() async {
+        await databases.shutdownAsync()
+        try? await threadPool.shutdownGracefully()
+        try? await eventLoopGroup.shutdownGracefully()
+    }
+
+    private func withMigrationLock(logger: Logger, _ body: @escaping @Sendable () async throws -> Void) async throws {
+        guard !location.isSQLite else { return try await body() }
+        let sql = database(logger: logger) as! any SQLDatabase
+        // Session-level advisory lock; the key is an arbitrary constant for "teletan migrations".
+        try await sql.withSession { session in
+            try await session.raw("SELECT pg_advisory_lock(727272)").run()
+            do {
+                try await body()
+            } catch {
+                try? await session.raw("SELECT pg_advisory_unlock(727272)").run()
+                throw error
+            }
+            try await session.raw("SELECT pg_advisory_unlock(727272)").run()
+        }
+    }
+}
+
+extension DatabaseLocation {
+    public var isSQLite: Bool {
+        if case .sqlite = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,126 @@
+import FluentKit
+import Foundation
+import SQLKit
+
+/// "At most `limit` events per `window`", e.g. one teleTAN per 30 seconds per officer.
+public struct RateRule: Sendable, Equatable {
+    public let name: String
+    public let limit: Int
+    public let window: Duration
+
+    public init(name: String, limit: Int, window: Duration) {
+        self.name = name
+        self.limit = limit
+        self.window = window
+    }
+}
+
+/// Thrown by ``RateLimiter/consume(_:at:on:)`` when a rule is exhausted. Throwing (rather than
+/// returning) makes the surrounding transaction roll back its own increment.
+public struct RateLimitExceeded: Error, Sendable {
+    public let rule: RateRule
+    public let retryAfter: Duration
+}
+
+/// Sliding-window counters kept in the database, so that every portal instance behind a load
+/// balancer sees the same counts.
+///
+/// Each window is cut into 60 slots; a count is the sum of the slots inside the window, so a
+/// "rolling hour" is exact to the minute and costs at most 60 small rows per key, however many
+/// events it counts. Incrementing is an upsert that row-locks the slot until the transaction
+/// ends, so concurrent requests for one key are counted one after the other.
+public struct RateLimiter: Sendable {
+    static let slotsPerWindow: Int64 = 60
+
+    public init() {}
+
+    /// Counts one event for each (rule, key) and throws ``RateLimitExceeded`` if that takes any
+    /// rule over its limit. Call it inside a transaction.
+    public func consume(_ hits: [(rule: RateRule, key: String)], at now: Date, on db: any Database) async throws {
+        for hit in hits {
+            try await increment(hit.rule, key: hit.key, at: now, on: db)
+            let slots = try await slots(hit.rule, key: hit.key, at: now, on: db)
+            let total = slots.reduce(0) { $0 + $1.hits }
+            if total > hit.rule.limit {
+                // The event just counted is not allowed, so it must not delay the retry.
+                throw RateLimitExceeded(rule: hit.rule, retryAfter: retryAfter(hit.rule, slots: slots, excess: total - hit.rule.limit, now: now))
+            }
+        }
+    }
+
+    /// Counts one event without a limit (failed sign-ins) and returns the new total.
+    @discardableResult
+    public func record(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws -> Int {
+        try await increment(rule, key: key, at: now, on: db)
+        return try await count(rule, key: key, at: now, on: db)
+    }
+
+    /// Events counted for `key` within the rule's window ending at `now`.
+    public func count(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws -> Int {
+        try await slots(rule, key: key, at: now, on: db).reduce(0) { $0 + $1.hits }
+    }
+
+    /// Forgets all events for `key` (after a successful sign-in, say).
+    public func reset(_ rule: RateRule, key: String, on db: any Database) async throws {
+        try await sql(db).raw("DELETE FROM rate_slots WHERE rule = \(bind: rule.name) AND bucket = \(bind: key)").run()
+    }
+
+    /// Deletes slots that have left every window; the periodic cleanup calls it.
+    public func purge(before now: Date, on db: any Database) async throws {
+        try await sql(db).raw("DELETE FROM rate_slots WHERE expires_ms < \(bind: Self.milliseconds(now))").run()
+    }
+
+    // MARK: - Slots
+
+    private func increment(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws {
+        let width = Self.slotWidth(rule)
+        let slot = Self.milliseconds(now) / width
+        let expires = (slot + Self.slotsPerWindow + 1) * width
+        try await sql(db).raw("""
+            INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
+            VALUES (\(bind: rule.name), \(bind: key), \(bind: slot), 1, \(bind: expires))
+            ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1
+            """).run()
+    }
+
+    private struct Slot: Decodable { let slot: Int64; let hits: Int }
+
+    private func slots(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws -> [Slot] {
+        let width = Self.slotWidth(rule)
+        let oldest = Self.milliseconds(now) / width - Self.slotsPerWindow + 1
+        return try await sql(db).raw("""
+            SELECT slot, hits FROM rate_slots
+            WHERE rule = \(bind: rule.name) AND bucket = \(bind: key) AND slot >= \(bind: oldest)
+            ORDER BY slot
+            """).all(decoding: Slot.self)
+    }
+
+    /// How long until enough of the oldest slots have left the window to bring the count back
+    /// under the limit.
+    private func retryAfter(_ rule: RateRule, slots: [Slot], excess: Int, now: Date) -> Duration {
+        let width = Self.slotWidth(rule)
+        var released = 0
+        for slot in slots {
+            released += slot.hits
+            if released >= excess {
+                let freeAt = (slot.slot + Self.slotsPerWindow) * width
+                return .milliseconds(max(1000, freeAt - Self.milliseconds(now)))
+            }
+        }
+        return rule.window
+    }
+
+    static func slotWidth(_ rule: RateRule) -> Int64 {
+        let windowMs = rule.window.components.seconds * 1000 + rule.window.components.attoseconds / 1_000_000_000_000_000
+        return max(1, windowMs / slotsPerWindow)
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+}
+
+/// The SQL side of a Fluent database (both drivers provide it).
+public func sql(_ db: any Database) -> any SQLDatabase {
+    db as! any SQLDatabase
+}

@@ -1,0 +1,51 @@
+import Crypto
+
+/// HMAC-SHA-256 with the server secret. Every secret the system keeps (teleTANs, session ids,
+/// form nonces) is stored only as such a keyed hash: unlike a plain SHA-256, it cannot be
+/// brute-forced offline from a database dump without the key (the teleTAN space is only ~44 bits).
+///
+/// Each use has its own `Purpose`, mixed into the input, so that a hash from one table never
+/// matches a hash from another (a teleTAN's audit fingerprint is not its storage hash).
+public struct KeyedHasher: Sendable {
+    public struct Purpose: Sendable, Hashable {
+        public let label: String
+        public init(_ label: String) { self.label = label }
+
+        public static let teleTANStorage = Purpose("teletan-storage")
+        public static let teleTANFingerprint = Purpose("teletan-fingerprint")
+        public static let session = Purpose("session")
+        public static let csrf = Purpose("csrf")
+        public static let formNonce = Purpose("form-nonce")
+    }
+
+    private let key: SymmetricKey
+
+    public init(key: SymmetricKey) {
+        self.key = key
+    }
+
+    /// Lower-case hex of HMAC-SHA-256(key, purpose || 0x00 || value).
+    public func hash(_ value: some StringProtocol, for purpose: Purpose) -> String {
+        var hmac = HMAC<SHA256>(key: key)
+        hmac.update(data: Array(purpose.label.utf8))
+        hmac.update(data: [0])
+        hmac.update(data: Array(value.utf8))
+        return Self.hex(hmac.finalize())
+    }
+
+    /// Compares two hex strings in time that depends only on their length.
+    public static func constantTimeEquals(_ lhs: some StringProtocol, _ rhs: some StringProtocol) -> Bool {
+        let left = Array(lhs.utf8), right = Array(rhs.utf8)
+        guard left.count == right.count else { return false }
+        var difference: UInt8 = 0
+        for index in left.indices { difference |= left[index] ^ right[index] }
+        return difference == 0
+    }
+
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in bytes { out.append(digits[Int(byte >> 4)]); out.append(digits[Int(byte & 0xF)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,60 @@
+import FluentKit
+import Foundation
+import Logging
+import Storage
+import TeleTAN
+
+/// The verification server's teleTAN creation, running inside the caller's process and database.
+/// The standalone verification server serves this same type over HTTP.
+public struct EmbeddedVerificationService: VerificationService {
+    private let hasher: KeyedHasher
+    private let globalLimit: RateRule
+    private let limiter = RateLimiter()
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+
+    /// - Parameter globalLimit: CWA allows 1000 teleTANs per rolling hour, both types together;
+    ///   a warning is logged from 80 %.
+    public init(hasher: KeyedHasher, globalLimit: RateRule, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
+        self.hasher = hasher
+        self.globalLimit = globalLimit
+        self.logger = logger
+        self.now = now
+    }
+
+    public static func defaultGlobalLimit(perHour limit: Int = 1000) -> RateRule {
+        RateRule(name: "teletan.global", limit: limit, window: .seconds(3600))
+    }
+
+    public func issueTeleTAN(_ request: TeleTANRequest, within db: any Database) async throws -> IssuedTeleTAN {
+        let issuedAt = now()
+        do {
+            try await limiter.consume([(globalLimit, "all")], at: issuedAt, on: db)
+        } catch let limited as RateLimitExceeded {
+            logger.warning("global teleTAN limit reached", metadata: ["limit": "\(globalLimit.limit)"])
+            throw VerificationServiceError.globalLimitReached(retryAfter: limited.retryAfter)
+        }
+        try await warnNearLimit(at: issuedAt, on: db)
+
+        let teleTAN = TeleTAN.random()
+        let validUntil = issuedAt.addingTimeInterval(TimeInterval(request.type.validity.components.seconds))
+        // 31^9 possible bodies: a collision with a stored hash is practically impossible, and the
+        // unique index turns one into an error rather than a duplicate.
+        try await TeleTANRecord(
+            hash: hasher.hash(teleTAN.value, for: .teleTANStorage),
+            type: request.type.rawValue,
+            createdAt: issuedAt,
+            validUntil: validUntil,
+            requestedBy: request.requestedBy
+        ).create(on: db)
+        return IssuedTeleTAN(teleTAN: teleTAN, type: request.type, issuedAt: issuedAt, validUntil: validUntil)
+    }
+
+    private func warnNearLimit(at now: Date, on db: any Database) async throws {
+        let threshold = (globalLimit.limit * 8 + 9) / 10
+        let used = try await limiter.count(globalLimit, key: "all", at: now, on: db)
+        if used >= threshold {
+            logger.warning("global teleTAN limit at 80 % or more", metadata: ["used": "\(used)", "limit": "\(globalLimit.limit)"])
+        }
+    }
+}

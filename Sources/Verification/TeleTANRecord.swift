@@ -1,0 +1,47 @@
+import FluentKit
+import Foundation
+
+/// A teleTAN as the verification side keeps it: only its keyed hash, type and validity.
+public final class TeleTANRecord: Model, @unchecked Sendable {
+    public static let schema = "teletans"
+
+    @ID(key: .id) public var id: UUID?
+    @Field(key: "hash") public var hash: String
+    @Field(key: "type") public var type: String
+    @Field(key: "created_at") public var createdAt: Date
+    @Field(key: "valid_until") public var validUntil: Date
+    @OptionalField(key: "redeemed_at") public var redeemedAt: Date?
+    @Field(key: "requested_by") public var requestedBy: String
+
+    public init() {}
+
+    init(hash: String, type: String, createdAt: Date, validUntil: Date, requestedBy: String) {
+        self.id = UUID()
+        self.hash = hash
+        self.type = type
+        self.createdAt = createdAt
+        self.validUntil = validUntil
+        self.requestedBy = requestedBy
+    }
+}
+
+public struct CreateTeleTANRecords: AsyncMigration {
+    public init() {}
+
+    public func prepare(on database: any Database) async throws {
+        try await database.schema(TeleTANRecord.schema)
+            .id()
+            .field("hash", .string, .required)
+            .field("type", .string, .required)
+            .field("created_at", .datetime, .required)
+            .field("valid_until", .datetime, .required)
+            .field("redeemed_at", .datetime)
+            .field("requested_by", .string, .required)
+            .unique(on: "hash")
+            .create()
+    }
+
+    public func revert(on database: any Database) async throws {
+        try await database.schema(TeleTANRecord.schema).delete()
+    }
+}

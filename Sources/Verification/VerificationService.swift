@@ -1,0 +1,42 @@
+import FluentKit
+import Foundation
+import TeleTAN
+
+/// Who asks for a teleTAN, and of which type.
+public struct TeleTANRequest: Sendable {
+    public var type: TeleTANType
+    /// The officer's username, for the verification side's own records.
+    public var requestedBy: String
+    public var requestID: String?
+
+    public init(type: TeleTANType, requestedBy: String, requestID: String? = nil) {
+        self.type = type
+        self.requestedBy = requestedBy
+        self.requestID = requestID
+    }
+}
+
+/// A freshly created teleTAN. This value is the only place its characters exist: the caller
+/// shows it once and lets it go.
+public struct IssuedTeleTAN: Sendable {
+    public let teleTAN: TeleTAN
+    public let type: TeleTANType
+    public let issuedAt: Date
+    public let validUntil: Date
+}
+
+public enum VerificationServiceError: Error, Sendable, Equatable {
+    /// The server-wide limit (CWA: 1000 per rolling hour) is reached.
+    case globalLimitReached(retryAfter: Duration)
+    /// The verification server did not confirm the teleTAN (unreachable, timeout, 5xx, ...).
+    case unavailable(reason: String)
+}
+
+/// The boundary between the portal and the verification server. The portal embeds
+/// ``EmbeddedVerificationService`` by default; a remote implementation speaks the CWA API.
+public protocol VerificationService: Sendable {
+    /// Creates one teleTAN. `db` is the caller's open transaction: an implementation that stores
+    /// in the same database writes there, so the teleTAN exists only if the caller's audit entry
+    /// commits too. A remote implementation ignores it.
+    func issueTeleTAN(_ request: TeleTANRequest, within db: any Database) async throws -> IssuedTeleTAN
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs the system packages and Python test tools the portal needs for
+# building, testing, the browser tests and the benchmark.
+# Idempotent: apt is only touched when a package is missing, because
+# `apt-get update` alone takes a while. Run as root on Debian 12.
+set -euo pipefail
+
+packages=(
+  libpam0g-dev            # PAM headers for the CPAM module
+  libpam-oath oathtool    # one-time passwords (pam_oath.so) and a code generator
+  pamtester               # exercise a PAM service by hand when debugging
+  libsqlite3-dev sqlite3  # SQLite storage backend
+  postgresql postgresql-contrib  # PostgreSQL storage backend (tests)
+  chromium chromium-driver       # Selenium browser tests
+  wrk                     # HTTP benchmark
+  passwd procps curl      # useradd/chpasswd/chage, pgrep/ps, HTTP checks
+  python3-pip
+)
+
+if [[ $EUID -ne 0 ]]; then
+  echo "install-deps.sh: run as root (it installs packages)" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  # `dpkg -s` also succeeds for removed-but-configured packages; check the status.
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "Installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  # Recommends are kept: chromium needs them for fonts in headless mode.
+  apt-get install -y -q "${missing[@]}"
+else
+  echo "All Debian packages already installed."
+fi
+
+# Python test tools (python3 comes from pyenv on the project machines).
+if python3 -c 'import selenium, pytest, requests' 2>/dev/null; then
+  echo "Python modules selenium, pytest, requests already present."
+else
+  python3 -m pip install --quiet --root-user-action=ignore selenium pytest requests
+fi
+
+# Swift is a prerequisite, not installed here (it lives in /opt/swift).
+if command -v swift >/dev/null 2>&1; then
+  swift --version 2>&1 | head -n 1
+else
+  echo "ERROR: 'swift' not found on PATH. Swift 6 is a prerequisite: install the" >&2
+  echo "toolchain (expected at /opt/swift) and add /opt/swift/usr/bin to PATH." >&2
+  exit 1
+fi

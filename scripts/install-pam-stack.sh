@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Sets up the local PAM stack for the demo and the tests:
+#   - role groups teletan-officer/-hotline/-event/-admin,
+#   - demo and test accounts (no home, no login shell), with known passwords,
+#   - the PAM service files from docs/pam/ in /etc/pam.d,
+#   - the HOTP token file for tt-otp.
+# Idempotent: re-running resets every password, group list, aging/expiry state
+# and the HOTP counter, so tests start from the same state each time.
+# Run as root on Debian 12 (after scripts/install-deps.sh).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+if [[ $EUID -ne 0 ]]; then
+  echo "install-pam-stack.sh: run as root" >&2
+  exit 1
+fi
+
+for g in teletan-officer teletan-hotline teletan-event teletan-admin; do
+  getent group "$g" >/dev/null || groupadd "$g"
+done
+
+passwords=()   # "user:password" lines for one chpasswd call
+states=()      # "user state" pairs, applied after chpasswd
+
+# add_account USER PASSWORD GROUPS(comma-separated, may be empty) [STATE]
+# STATE: normal (default), expired (account expired), pwchange (must change password)
+add_account() {
+  local user=$1 pass=$2 groups=$3 state=${4:-normal}
+  if ! id "$user" >/dev/null 2>&1; then
+    useradd -M -s /usr/sbin/nologin -c "teleTAN portal demo/test account" "$user"
+  fi
+  usermod -s /usr/sbin/nologin -G "$groups" "$user"   # -G "" clears the groups
+  passwords+=("$user:$pass")
+  states+=("$user $state")
+}
+
+# Demo accounts (README).
+add_account demo-officer Demo-Pass-2026 teletan-officer
+add_account demo-hotline Demo-Pass-2026 teletan-hotline
+add_account demo-event   Demo-Pass-2026 teletan-event,teletan-officer
+add_account demo-admin   Demo-Pass-2026 teletan-admin
+add_account demo-norole  Demo-Pass-2026 ""
+
+# Test accounts.
+add_account tt-officer  Officer-Pass-1 teletan-officer
+add_account tt-hotline  Hotline-Pass-1 teletan-hotline
+add_account tt-event    Event-Pass-1   teletan-event
+add_account tt-admin    Admin-Pass-1   teletan-admin
+add_account tt-norole   Norole-Pass-1  ""
+add_account tt-expired  Expired-Pass-1 teletan-officer expired
+add_account tt-pwchange Change-Pass-1  teletan-officer pwchange
+add_account tt-otp      Otp-Pass-1     teletan-officer
+for i in $(seq -w 1 50); do
+  add_account "tt-bench-$i" Bench-Pass-1 teletan-officer
+done
+
+printf '%s\n' "${passwords[@]}" | chpasswd
+
+# Aging after chpasswd (which sets the last change to today). -M 99999, -I -1
+# and -E -1 keep the normal accounts from ever expiring.
+today=$(date +%F)
+for entry in "${states[@]}"; do
+  read -r user state <<<"$entry"
+  case $state in
+    normal)   chage -d "$today" -m 0 -M 99999 -I -1 -E -1 "$user" ;;
+    expired)  chage -d "$today" -m 0 -M 99999 -I -1 -E 0 "$user" ;;  # account expired
+    pwchange) chage -d 0 -m 0 -M 99999 -I -1 -E -1 "$user" ;;        # must change password
+  esac
+done
+echo "Accounts ready: ${#passwords[@]}"
+
+# PAM service files.
+for f in teletan-portal teletan-portal-test teletan-portal-otp-test; do
+  install -m 644 -o root -g root "$repo/docs/pam/$f" "/etc/pam.d/$f"
+done
+
+# HOTP token of tt-otp (RFC 4226 test secret "12345678901234567890"), counter 0.
+# Format: HOTP user pin secret-hex [counter [time]]; "-" means no PIN.
+install -d -m 755 /etc/teletan-portal-test
+printf 'HOTP tt-otp - 3132333435363738393031323334353637383930\n' \
+  | install -m 600 -o root -g root /dev/stdin /etc/teletan-portal-test/users.oath
+
+if [[ -e /lib/x86_64-linux-gnu/security/pam_oath.so ]] \
+   || find /lib /usr/lib -name pam_oath.so 2>/dev/null | grep -q .; then
+  echo "pam_oath.so found; PAM services installed."
+else
+  echo "ERROR: pam_oath.so not found; run scripts/install-deps.sh (libpam-oath)" >&2
+  exit 1
+fi
