@@ -71,11 +71,24 @@ let package = Package(
             "Portal", "Audit", "Storage",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // Shared by the test targets: the databases every suite runs against, a settable clock.
+        .target(name: "TestSupport", dependencies: [
+            "Storage",
+            .product(name: "FluentKit", package: "fluent-kit"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/TestSupport"),
         .testTarget(name: "TeleTANTests", dependencies: ["TeleTAN"]),
-        .testTarget(name: "PAMAuthTests", dependencies: ["PAMAuth"]),
+        .testTarget(name: "PAMAuthTests", dependencies: [
+            "PAMAuth", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        .testTarget(name: "AuditTests", dependencies: [
+            "Audit", "Storage", "Verification", "TeleTAN", "TestSupport",
+            .product(name: "FluentKit", package: "fluent-kit"),
+        ]),
         .testTarget(name: "PortalTests", dependencies: [
-            "Portal", "Audit", "Storage", "Verification", "TeleTAN",
+            "Portal", "Audit", "Storage", "Verification", "TeleTAN", "TestSupport",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "FluentKit", package: "fluent-kit"),
         ]),
     ]
 )

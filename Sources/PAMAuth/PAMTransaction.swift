@@ -17,6 +17,7 @@ final class PAMTransaction {
 
     private var phase: PAMChallenge.Phase = .authentication
     private var passwordUsed = false
+    private var currentPasswordGiven = false
     /// Answers the person gave for the current question, used in order for the next prompts.
     private var queuedAnswers: [SecretBytes] = []
     private var messages: [String] = []
@@ -51,8 +52,6 @@ final class PAMTransaction {
         if status == PAM_NEW_AUTHTOK_REQD {
             phase = .passwordChange
             messages = []
-            // pam_unix asks for the current password again; it is the one just verified.
-            pam_set_item(handle, PAM_OLDAUTHTOK, password.cString)
             status = pam_chauthtok(handle, Int32(PAM_CHANGE_EXPIRED_AUTHTOK))
             guard status == PAM_SUCCESS else {
                 return status == PAM_CONV_ERR && passwordUsed ? .failure(.conversationExpired)
@@ -81,12 +80,25 @@ final class PAMTransaction {
         return String(cString: item.assumingMemoryBound(to: CChar.self))
     }
 
+    /// "Current password: " (pam_unix), "Current Password: " (pam_sss), "(current) UNIX password: "
+    /// (older pam_unix), and the German translations, should the service run with a German locale.
+    static func asksForCurrentPassword(_ prompt: String) -> Bool {
+        let text = prompt.lowercased()
+        return ["current", "old password", "aktuell", "altes passwort"].contains { text.contains($0) }
+    }
+
     /// Answers one message, or nil to fail the conversation.
     fileprivate func respond(style: Int32, text: String) -> UnsafeMutablePointer<CChar>? {
         switch style {
         case PAM_PROMPT_ECHO_OFF, PAM_PROMPT_ECHO_ON:
             if style == PAM_PROMPT_ECHO_OFF, phase == .authentication, !passwordUsed {
                 passwordUsed = true
+                return password.mallocCopy()
+            }
+            // Changing an expired password, pam_unix and pam_sss first ask for the current one:
+            // it is the password just verified, so the person is not asked twice.
+            if style == PAM_PROMPT_ECHO_OFF, phase == .passwordChange, !currentPasswordGiven, Self.asksForCurrentPassword(text) {
+                currentPasswordGiven = true
                 return password.mallocCopy()
             }
             if queuedAnswers.isEmpty {

@@ -70,7 +70,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "How long a locked username or address is refused (env PORTAL_SIGNIN_LOCKOUT)")
     var signinLockout: String = Environment.value("PORTAL_SIGNIN_LOCKOUT") ?? "15m"
 
-    @Option(help: "Minimum time between two teleTANs of one user (env PORTAL_TELETAN_INTERVAL)")
+    @Option(help: "Minimum time between two teleTANs of one user; 0s switches it off (env PORTAL_TELETAN_INTERVAL)")
     var teletanInterval: String = Environment.value("PORTAL_TELETAN_INTERVAL") ?? "30s"
     @Option(help: "teleTANs per user per day (env PORTAL_TELETANS_PER_USER_PER_DAY)")
     var teletansPerUserPerDay: String = Environment.value("PORTAL_TELETANS_PER_USER_PER_DAY") ?? "100"
@@ -106,7 +106,8 @@ struct Serve: AsyncParsableCommand {
             signinFailuresPerAddress, flag: "--signin-failures-per-address", env: "PORTAL_SIGNIN_FAILURES_PER_ADDRESS", range: 1...100_000)
         config.signInWindow = try OptionParser.duration(signinWindow, flag: "--signin-window", env: "PORTAL_SIGNIN_WINDOW")
         config.signInLockout = try OptionParser.duration(signinLockout, flag: "--signin-lockout", env: "PORTAL_SIGNIN_LOCKOUT")
-        config.teleTANMinimumInterval = try OptionParser.duration(teletanInterval, flag: "--teletan-interval", env: "PORTAL_TELETAN_INTERVAL")
+        config.teleTANMinimumInterval = try OptionParser.duration(
+            teletanInterval, flag: "--teletan-interval", env: "PORTAL_TELETAN_INTERVAL", allowZero: true)
         config.teleTANsPerUserPerDay = try OptionParser.integer(
             teletansPerUserPerDay, flag: "--teletans-per-user-per-day", env: "PORTAL_TELETANS_PER_USER_PER_DAY", range: 1...10_000_000)
         config.teleTANsPerHourGlobal = try OptionParser.integer(

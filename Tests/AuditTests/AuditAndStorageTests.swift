@@ -1,0 +1,211 @@
+import Crypto
+import FluentKit
+import Foundation
+import SQLKit
+import Storage
+import TeleTAN
+import TestSupport
+import Verification
+import XCTest
+@testable import Audit
+
+/// The audit chain, the database-backed limits and the embedded verification service, each run
+/// against SQLite and (when configured) PostgreSQL.
+final class AuditAndStorageTests: XCTestCase {
+    let logger = TestDatabases.testLogger
+    let migrations: [any Migration] = [CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords()]
+
+    private func withDatabase(_ body: (any Database) async throws -> Void) async throws {
+        try await TestDatabases.forEach { location in
+            let database = try PortalDatabase(location: location, logger: logger)
+            do {
+                try await database.migrate(migrations, logger: logger)
+                try await body(database.database(logger: logger))
+            } catch {
+                await database.shutdown()
+                throw error
+            }
+            await database.shutdown()
+        }
+    }
+
+    private func appendSample(_ count: Int, on db: any Database) async throws {
+        for index in 0..<count {
+            try await AuditLog().append(AuditEvent(
+                action: .signIn, outcome: index % 2 == 0 ? .success : .failure, actor: "user\(index)",
+                address: "192.0.2.\(index)", requestID: "req-\(index)", details: ["n": "\(index)"]), on: db)
+        }
+    }
+
+    func testChainIsIntactAndSequenced() async throws {
+        try await withDatabase { db in
+            try await appendSample(5, on: db)
+            let report = try await AuditChainVerifier().verify(on: db)
+            XCTAssertTrue(report.isIntact, "\(report)")
+            XCTAssertEqual(report.checkedEntries, 5)
+            let entries = try await AuditEntry.query(on: db).sort(\.$id).all()
+            XCTAssertEqual(entries.map(\.id), [1, 2, 3, 4, 5])
+            XCTAssertEqual(entries[1].previousHash, entries[0].hash)
+            XCTAssertEqual(entries[3].detailValues, ["n": "3"])
+        }
+    }
+
+    func testTableRefusesUpdatesAndDeletes() async throws {
+        try await withDatabase { db in
+            try await appendSample(2, on: db)
+            do {
+                try await sql(db).raw("UPDATE audit_log SET actor = 'mallory' WHERE seq = 1").run()
+                XCTFail("UPDATE must be refused")
+            } catch {}
+            do {
+                try await sql(db).raw("DELETE FROM audit_log WHERE seq = 2").run()
+                XCTFail("DELETE must be refused")
+            } catch {}
+            let report = try await AuditChainVerifier().verify(on: db)
+            XCTAssertTrue(report.isIntact)
+        }
+    }
+
+    func testVerifierFindsChangedRemovedAndTruncatedEntries() async throws {
+        try await withDatabase { db in
+            try await appendSample(6, on: db)
+            try await dropAppendOnlyTriggers(db)
+
+            try await sql(db).raw("UPDATE audit_log SET actor = 'mallory' WHERE seq = 3").run()
+            var report = try await AuditChainVerifier().verify(on: db)
+            XCTAssertEqual(report.firstBrokenSeq, 3)
+            XCTAssertEqual(report.checkedEntries, 2)
+            try await sql(db).raw("UPDATE audit_log SET actor = 'user2' WHERE seq = 3").run()
+            let repaired = try await AuditChainVerifier().verify(on: db)
+            XCTAssertTrue(repaired.isIntact)
+
+            try await sql(db).raw("DELETE FROM audit_log WHERE seq = 4").run()
+            report = try await AuditChainVerifier().verify(on: db)
+            XCTAssertEqual(report.firstBrokenSeq, 4)
+
+            try await sql(db).raw("DELETE FROM audit_log WHERE seq >= 4").run()
+            report = try await AuditChainVerifier().verify(on: db)
+            XCTAssertEqual(report.firstBrokenSeq, 4, "a cut-off tail is found through the head row")
+        }
+    }
+
+    private func dropAppendOnlyTriggers(_ db: any Database) async throws {
+        if sql(db).dialect.name == "postgresql" {
+            try await sql(db).raw("DROP TRIGGER audit_log_no_change ON audit_log").run()
+        } else {
+            try await sql(db).raw("DROP TRIGGER audit_log_no_update").run()
+            try await sql(db).raw("DROP TRIGGER audit_log_no_delete").run()
+        }
+    }
+
+    func testAppendInsideARolledBackTransactionLeavesNoTrace() async throws {
+        struct Abort: Error {}
+        try await withDatabase { db in
+            try await appendSample(1, on: db)
+            do {
+                try await db.transaction { tx in
+                    try await AuditLog().append(AuditEvent(action: .teleTANIssue, outcome: .success, actor: "a"), on: tx)
+                    throw Abort()
+                }
+            } catch is Abort {}
+            try await appendSample(1, on: db)
+            let report = try await AuditChainVerifier().verify(on: db)
+            XCTAssertTrue(report.isIntact)
+            XCTAssertEqual(report.checkedEntries, 2)
+        }
+    }
+
+    func testConcurrentAppendsKeepTheChain() async throws {
+        try await withDatabase { db in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<8 {
+                    group.addTask { [logger] in
+                        _ = logger
+                        for index in 0..<10 {
+                            try await AuditLog().append(AuditEvent(action: .signIn, outcome: .success, actor: "w\(worker)-\(index)"), on: db)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let report = try await AuditChainVerifier().verify(on: db)
+            XCTAssertTrue(report.isIntact, "\(report)")
+            XCTAssertEqual(report.checkedEntries, 80)
+        }
+    }
+
+    func testRateLimiterCountsWithinTheWindowAndSaysWhenToRetry() async throws {
+        try await withDatabase { db in
+            let rule = RateRule(name: "test", limit: 2, window: .seconds(60))
+            let limiter = RateLimiter()
+            let start = Date(timeIntervalSince1970: 1_800_000_000)
+            try await limiter.consume([(rule, "a")], at: start, on: db)
+            try await limiter.consume([(rule, "a")], at: start.addingTimeInterval(10), on: db)
+            do {
+                try await db.transaction { tx in
+                    try await limiter.consume([(rule, "a")], at: start.addingTimeInterval(20), on: tx)
+                }
+                XCTFail("third event within a minute must be refused")
+            } catch let limited as RateLimitExceeded {
+                XCTAssertEqual(limited.rule, rule)
+                XCTAssertEqual(Double(limited.retryAfter.components.seconds), 41, accuracy: 2)
+            }
+            // The refused event was rolled back, another key is independent.
+            let countAfterRefusal = try await limiter.count(rule, key: "a", at: start.addingTimeInterval(20), on: db)
+            XCTAssertEqual(countAfterRefusal, 2)
+            try await limiter.consume([(rule, "b")], at: start.addingTimeInterval(20), on: db)
+            // After the window the first event no longer counts.
+            try await limiter.consume([(rule, "a")], at: start.addingTimeInterval(62), on: db)
+            try await limiter.purge(before: start.addingTimeInterval(3600), on: db)
+            let countAfterPurge = try await limiter.count(rule, key: "a", at: start.addingTimeInterval(62), on: db)
+            XCTAssertEqual(countAfterPurge, 0)
+        }
+    }
+
+    func testLockouts() async throws {
+        try await withDatabase { db in
+            let now = Date(timeIntervalSince1970: 1_800_000_000)
+            let lockouts = Lockouts()
+            let notYet = try await lockouts.lockedUntil(scope: "user", key: "alice", now: now, on: db)
+            XCTAssertNil(notYet)
+            try await lockouts.lock(scope: "user", key: "alice", until: now.addingTimeInterval(900), on: db)
+            let locked = try await lockouts.lockedUntil(scope: "user", key: "alice", now: now.addingTimeInterval(899), on: db)
+            XCTAssertNotNil(locked)
+            let other = try await lockouts.lockedUntil(scope: "address", key: "alice", now: now, on: db)
+            XCTAssertNil(other)
+            let over = try await lockouts.lockedUntil(scope: "user", key: "alice", now: now.addingTimeInterval(901), on: db)
+            XCTAssertNil(over)
+        }
+    }
+
+    func testEmbeddedServiceStoresOnlyAKeyedHashAndEnforcesTheGlobalLimit() async throws {
+        try await withDatabase { db in
+            let key = SymmetricKey(size: .bits256)
+            let hasher = KeyedHasher(key: key)
+            let service = EmbeddedVerificationService(
+                hasher: hasher, globalLimit: EmbeddedVerificationService.defaultGlobalLimit(perHour: 2), logger: logger)
+            let first = try await service.issueTeleTAN(TeleTANRequest(type: .test, requestedBy: "alice"), within: db)
+            let event = try await service.issueTeleTAN(TeleTANRequest(type: .event, requestedBy: "bob"), within: db)
+            XCTAssertNotNil(TeleTAN(first.teleTAN.value))
+            XCTAssertEqual(first.validUntil.timeIntervalSince(first.issuedAt), 3600, accuracy: 1)
+            XCTAssertEqual(event.validUntil.timeIntervalSince(event.issuedAt), 172_800, accuracy: 1)
+
+            let records = try await TeleTANRecord.query(on: db).all()
+            XCTAssertEqual(Set(records.map(\.hash)), [
+                hasher.hash(first.teleTAN.value, for: .teleTANStorage), hasher.hash(event.teleTAN.value, for: .teleTANStorage),
+            ])
+            XCTAssertFalse(records.contains { $0.hash.contains(first.teleTAN.value) })
+
+            do {
+                _ = try await db.transaction { tx in
+                    try await service.issueTeleTAN(TeleTANRequest(type: .test, requestedBy: "carol"), within: tx)
+                }
+                XCTFail("the third teleTAN in an hour exceeds a global limit of 2")
+            } catch VerificationServiceError.globalLimitReached(let retryAfter) {
+                XCTAssertGreaterThan(retryAfter, .zero)
+            }
+            let count = try await TeleTANRecord.query(on: db).count()
+            XCTAssertEqual(count, 2)
+        }
+    }
+}

@@ -1,0 +1,257 @@
+"""Fixtures for the browser tests: a real portal process, a headless Chromium, and a ledger of
+every secret the tests handled, checked against the database and the log at the very end.
+
+Run from the repository root:
+
+    SE_AVOID_STATS=true python3 -m pytest -q Tests/browser
+
+Environment:
+    PORTAL_BIN             portal binary (default: .build/debug/portal of this repository)
+    BROWSER_TEST_DATABASE  --database of every portal started (default: a fresh SQLite file per
+                           portal, e.g. postgres://user:password@host:5432/db to test PostgreSQL)
+
+The PAM test stack must be installed (scripts/install-pam-stack.sh, as root).
+"""
+
+from __future__ import annotations
+
+import os
+
+# Selenium's driver manager must never try to go online (no internet here), and it reads this
+# variable when the driver is created; set it before selenium is even imported.
+os.environ["SE_AVOID_STATS"] = "true"
+
+import errno
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+
+REPO = Path(__file__).resolve().parents[2]
+PORTAL_BIN = os.environ.get("PORTAL_BIN", str(REPO / ".build" / "debug" / "portal"))
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+DEFAULT_PAM_SERVICE = "teletan-portal-test"
+OTP_PAM_SERVICE = "teletan-portal-otp-test"
+
+STARTUP_TIMEOUT = 30.0
+SHUTDOWN_TIMEOUT = 10.0
+
+
+def free_port() -> int:
+    """A port that was free a moment ago (the kernel picks it; the portal binds it right after)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class PortalInstance:
+    """One `portal serve` process with its own port, temp dir, secret, database and log."""
+
+    def __init__(self, pam_service: str, workdir: Path):
+        self.pam_service = pam_service
+        self.workdir = workdir
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log_path = workdir / "portal.log"
+        self.database = os.environ.get("BROWSER_TEST_DATABASE") or f"sqlite:{workdir / 'portal.sqlite'}"
+        self.process: subprocess.Popen | None = None
+        self.returncode: int | None = None
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        """The SQLite file, or None for another database (PostgreSQL): nothing to read at rest."""
+        return Path(self.database[len("sqlite:"):]) if self.database.startswith("sqlite:") else None
+
+    def command(self) -> list[str]:
+        return [
+            PORTAL_BIN, "serve",
+            "--port", str(self.port),
+            "--database", self.database,
+            "--secret-file", str(self.workdir / "portal.secret"),
+            "--pam-service", self.pam_service,
+            "--templates", str(REPO / "Templates"),
+            "--public-directory", str(REPO / "Public"),
+            # The default allows one teleTAN per 30 s per user; the tests issue several quickly.
+            "--teletan-interval", "1s",
+        ]
+
+    def start(self) -> None:
+        with open(self.log_path, "wb") as log:
+            self.process = self._spawn(log)
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"portal exited with {self.process.returncode} during start-up:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(self.base_url + "/health/ready", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass  # not listening yet, or the database is not ready yet
+            time.sleep(0.2)
+        self.kill()
+        raise RuntimeError(f"portal not ready within {STARTUP_TIMEOUT} s:\n{self.log_tail()}")
+
+    def _spawn(self, log) -> subprocess.Popen:
+        # A concurrent `swift build` may be rewriting the binary at this very moment: exec then
+        # fails with ETXTBSY ("text file busy") for a short while, so retry for a few seconds.
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                return subprocess.Popen(
+                    self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir)
+            except OSError as error:
+                if error.errno != errno.ETXTBSY or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
+    def stop(self) -> int:
+        """SIGTERM, then wait for a graceful exit; a portal that hangs is killed and reported."""
+        assert self.process is not None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=SHUTDOWN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                raise AssertionError(
+                    f"portal did not exit within {SHUTDOWN_TIMEOUT} s of SIGTERM:\n{self.log_tail()}") from None
+        self.returncode = self.process.returncode
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def is_running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+    def files_at_rest(self) -> list[Path]:
+        """Every file that may hold data written by the portal: the log, the SQLite file and its
+        write-ahead log, shared-memory index and rollback journal (whichever exist)."""
+        files = [self.log_path]
+        if self.sqlite_path is not None:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                candidate = Path(str(self.sqlite_path) + suffix)
+                if candidate.exists():
+                    files.append(candidate)
+        return files
+
+
+@dataclass
+class SecretsLedger:
+    """What the tests typed or saw that must never be stored or logged in plaintext."""
+
+    teletans: list[str] = field(default_factory=list)
+    passwords: set[str] = field(default_factory=set)
+    instances: list[PortalInstance] = field(default_factory=list)
+
+    def add_teletan(self, teletan: str) -> None:
+        self.teletans.append(teletan)
+
+    def add_password(self, password: str) -> None:
+        self.passwords.add(password)
+
+    def needles(self) -> dict[bytes, str]:
+        """Byte patterns to search for, each with a label that does not repeat the secret."""
+        found: dict[bytes, str] = {}
+        for index, teletan in enumerate(self.teletans):
+            for variant, how in ((teletan, "upper-case"), (teletan.lower(), "lower-case")):
+                found[variant.encode()] = f"teleTAN #{index + 1} ({how})"
+        for password in sorted(self.passwords):
+            found[password.encode()] = f"password of length {len(password)} starting {password[:2]!r}"
+        return found
+
+    def check_nothing_leaked(self) -> None:
+        problems = []
+        for instance in self.instances:
+            # The portal must have stopped, so the database is closed and the log complete.
+            assert not instance.is_running(), "secrets check ran while a portal was still running"
+            log = instance.log_path.read_bytes()
+            # Guard against a vacuous check: the log really holds the request log lines.
+            assert b"[Portal] request" in log and b"path=/signin" in log, \
+                f"{instance.log_path} has no request lines"
+            if instance.sqlite_path is not None:
+                assert instance.sqlite_path.stat().st_size > 0, f"{instance.sqlite_path} is empty"
+            for path in instance.files_at_rest():
+                content = path.read_bytes()
+                for needle, label in self.needles().items():
+                    if needle in content:
+                        problems.append(f"{label} found in {path}")
+        assert not problems, "secrets at rest or in logs:\n" + "\n".join(problems)
+
+
+@pytest.fixture(scope="session")
+def secrets_ledger():
+    """Session-wide ledger. Every portal fixture depends on it, so pytest tears it down last:
+    its finaliser runs after all portals stopped and searches their files for the secrets."""
+    ledger = SecretsLedger()
+    yield ledger
+    ledger.check_nothing_leaked()
+
+
+@pytest.fixture(scope="session")
+def portal(request, tmp_path_factory, secrets_ledger):
+    """A running portal for the whole session, by default with the PAM service
+    `teletan-portal-test`. Pick another service with indirect parametrisation:
+
+        @pytest.mark.parametrize("portal", [OTP_PAM_SERVICE], indirect=True)
+
+    Each service gets its own process (and its own SQLite file and log)."""
+    pam_service = getattr(request, "param", DEFAULT_PAM_SERVICE)
+    instance = PortalInstance(pam_service, tmp_path_factory.mktemp(f"portal-{pam_service}"))
+    instance.start()
+    secrets_ledger.instances.append(instance)
+    yield instance
+    instance.stop()
+    # The exit status is not asserted here: see test_sigterm_exits_cleanly.
+
+
+@pytest.fixture
+def browser():
+    """A fresh headless Chromium per test: no cookies or history carried over."""
+    options = Options()
+    options.binary_location = CHROMIUM
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1000",
+        # English pages unless a test switches: the portal honours Accept-Language.
+        "--lang=en-US",
+        # Nothing of Chromium's own should try to reach the network.
+        "--disable-background-networking",
+        "--disable-sync",
+        "--no-first-run",
+        "--password-store=basic",
+    ):
+        options.add_argument(argument)
+    options.add_experimental_option("prefs", {
+        "intl.accept_languages": "en-US,en",
+        "credentials_enable_service": False,
+        "profile.password_manager_enabled": False,
+    })
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
