@@ -89,6 +89,7 @@ let package = Package(
             "Portal", "Audit", "Storage", "Verification", "TeleTAN", "TestSupport",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "FluentKit", package: "fluent-kit"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
     ]
 )

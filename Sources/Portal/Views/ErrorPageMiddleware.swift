@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import NIOCore
 
 /// Errors the portal raises on purpose, with what the page should say.
 enum PortalError: Error {
@@ -31,8 +32,10 @@ struct ErrorPageMiddleware: RouterMiddleware {
             let status: HTTPResponse.Status = [400, 403, 404, 413, 429, 503].contains(error.status.code) ? error.status
                 : error.status.code == 405 ? .notFound : error.status.code >= 500 ? .internalServerError : .badRequest
             return try errorPage(status, context: context, headers: error.headers)
-        } catch is DecodingError {
+        } catch is DecodingError, is URLEncodedFormError {
             return try errorPage(.badRequest, context: context)
+        } catch is NIOTooManyBytesError {
+            return try errorPage(.contentTooLarge, context: context)
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
             return try errorPage(.internalServerError, context: context)

@@ -1,0 +1,213 @@
+import HTTPTypes
+import Storage
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import TestSupport
+import XCTest
+@testable import Portal
+
+/// Every route against every role: what the server does, whatever the page shows.
+final class AuthorizationTests: XCTestCase {
+    enum Who: CaseIterable { case anonymous, officer, hotline, event, admin, norole }
+
+    func testEveryRouteAgainstEveryRole() async throws {
+        try await PortalHarness.run(configure: { $0.teleTANMinimumInterval = .zero }) { portal in
+            for who in Who.allCases {
+                let browser: Browser
+                switch who {
+                case .anonymous: browser = portal.browser()
+                case .officer: browser = try await portal.signedIn(.officer)
+                case .hotline: browser = try await portal.signedIn(.hotline)
+                case .event: browser = try await portal.signedIn(.event)
+                case .admin: browser = try await portal.signedIn(.admin)
+                case .norole: browser = try await portal.signedIn(.norole)
+                }
+                let issuer = who == .officer || who == .hotline
+                let signedIn = who != .anonymous
+                let label = "\(who)"
+
+                let home = try await browser.get("/")
+                if signedIn {
+                    XCTAssertEqual(home.status, .ok, label)
+                    XCTAssertEqual(home.body.contains("id=\"issue-teletan\""), issuer, label)
+                    XCTAssertEqual(home.body.contains("id=\"no-role\""), who == .norole, label)
+                } else {
+                    XCTAssertEqual(home.location, "/signin", label)
+                }
+                let csrf = home.hidden("csrf") ?? "x"
+                let nonce = home.hidden("nonce") ?? String(repeating: "0", count: 64)
+
+                let issue = try await browser.post("/teletan", ["csrf": csrf, "nonce": nonce])
+                let result = try await browser.get("/teletan/result")
+                let done = try await browser.post("/teletan/done", ["csrf": csrf])
+                for (page, route) in [(issue, "POST /teletan"), (result, "GET /teletan/result"), (done, "POST /teletan/done")] {
+                    if !signedIn {
+                        XCTAssertEqual(page.location, "/signin", "\(label) \(route)")
+                    } else if issuer {
+                        XCTAssertTrue([.ok, .seeOther].contains(page.status), "\(label) \(route): \(page.status)")
+                    } else {
+                        XCTAssertEqual(page.status, .forbidden, "\(label) \(route)")
+                        XCTAssertTrue(page.body.contains("Not allowed"), "\(label) \(route)")
+                    }
+                }
+                if issuer { XCTAssertNotNil(result.teleTAN, label) }
+
+                let signin = try await browser.get("/signin")
+                XCTAssertEqual(signin.status, signedIn ? .seeOther : .ok, label)
+                for path in ["/health/live", "/health/ready", "/metrics", "/css/portal.css", "/js/portal.js"] {
+                    let page = try await browser.get(path)
+                    XCTAssertEqual(page.status, .ok, "\(label) \(path)")
+                }
+                let missing = try await browser.get("/admin/anything")
+                XCTAssertEqual(missing.status, .notFound, label)
+
+                let signout = try await browser.post("/signout", ["csrf": csrf])
+                XCTAssertEqual(signout.location, signedIn ? "/signin?signedout=1" : "/signin", label)
+            }
+            let denied = try await portal.auditActions("access.denied")
+            XCTAssertEqual(Set(denied.compactMap(\.actor)), ["tt-event", "tt-admin", "tt-norole"])
+        }
+    }
+
+    func testCSRFIsRequiredOnEveryForm() async throws {
+        try await PortalHarness.run { portal in
+            let anonymous = portal.browser()
+            _ = try await anonymous.get("/signin")
+            let noToken = try await anonymous.post("/signin", ["username": "tt-officer", "password": "Officer-Pass-1", "csrf": "forged"])
+            XCTAssertEqual(noToken.status, .forbidden)
+            let noCookie = portal.browser()
+            let form = try await anonymous.get("/signin")
+            let stolenToken = try await noCookie.post("/signin", ["username": "tt-officer", "password": "Officer-Pass-1", "csrf": form.hidden("csrf")!])
+            XCTAssertEqual(stolenToken.status, .forbidden, "the token is bound to the pre-session cookie")
+
+            let officer = try await portal.signedIn(.officer)
+            let home = try await officer.get("/")
+            let issue = try await officer.post("/teletan", ["csrf": String(repeating: "0", count: 64), "nonce": home.hidden("nonce")!])
+            XCTAssertEqual(issue.status, .forbidden)
+            let other = try await portal.signedIn(.hotline)
+            let othersToken = try await other.get("/").hidden("csrf")!
+            let crossSession = try await officer.post("/teletan", ["csrf": othersToken, "nonce": home.hidden("nonce")!])
+            XCTAssertEqual(crossSession.status, .forbidden, "a token of another session does not work")
+            let signout = try await officer.post("/signout", ["csrf": "nope"])
+            XCTAssertEqual(signout.status, .forbidden)
+            let done = try await officer.post("/teletan/done", ["csrf": "nope"])
+            XCTAssertEqual(done.status, .forbidden)
+            let rows = try await portal.count("SELECT COUNT(*) AS n FROM teletans")
+            XCTAssertEqual(rows, 0)
+        }
+    }
+
+    func testCrossSiteRequestsAreRefusedBeforeAnyHandler() async throws {
+        try await PortalHarness.run { portal in
+            let officer = try await portal.signedIn(.officer)
+            let home = try await officer.get("/")
+            let form = ["csrf": home.hidden("csrf")!, "nonce": home.hidden("nonce")!]
+            let fetchSite = try await officer.post("/teletan", form, headers: [HTTPField.Name("Sec-Fetch-Site")!: "cross-site"])
+            XCTAssertEqual(fetchSite.status, .forbidden)
+            let origin = try await officer.post("/teletan", form, headers: [.origin: "https://evil.example"])
+            XCTAssertEqual(origin.status, .forbidden)
+            let sameOrigin = try await officer.post("/teletan", form, headers: [HTTPField.Name("Sec-Fetch-Site")!: "same-origin"])
+            XCTAssertEqual(sameOrigin.status, .seeOther)
+        }
+    }
+
+    func testSecurityHeadersAndTLSBehindAProxy() async throws {
+        try await PortalHarness.run { portal in
+            let browser = portal.browser()
+            let plain = try await browser.get("/signin")
+            let csp = try XCTUnwrap(plain.headers[.contentSecurityPolicy])
+            XCTAssertTrue(csp.contains("frame-ancestors 'none'"))
+            XCTAssertTrue(csp.contains("script-src 'self'"))
+            XCTAssertFalse(csp.contains("unsafe-inline"))
+            XCTAssertEqual(plain.headers[.xContentTypeOptions], "nosniff")
+            XCTAssertEqual(plain.headers[HTTPField.Name("Referrer-Policy")!], "no-referrer")
+            XCTAssertEqual(plain.headers[.cacheControl], "no-store")
+            XCTAssertNil(plain.headers[.strictTransportSecurity])
+            XCTAssertFalse(plain.body.contains("<script>"), "no inline script")
+            XCTAssertFalse(plain.body.contains("style="), "no inline style")
+
+            let tls = portal.browser()
+            tls.extraHeaders[HTTPField.Name("X-Forwarded-Proto")!] = "https"
+            let secure = try await tls.get("/signin")
+            XCTAssertNotNil(secure.headers[.strictTransportSecurity])
+            XCTAssertTrue(secure.headers[values: .setCookie].allSatisfy { $0.contains("Secure") })
+            let signedIn = try await tls.post("/signin", ["username": "tt-officer", "password": "Officer-Pass-1", "csrf": secure.hidden("csrf")!])
+            XCTAssertTrue(signedIn.headers[values: .setCookie].first { $0.hasPrefix("portal_session=") }?.contains("Secure") ?? false)
+        }
+    }
+
+    struct Boom: Error {}
+
+    func testErrorPagesInBothLanguages() async throws {
+        try await PortalHarness.run(extraRoutes: { router in
+            router.get("/test/crash") { _, _ -> Response in throw Boom() }
+            router.get("/test/unavailable") { _, _ -> Response in throw PortalError.serviceUnavailable }
+            router.get("/test/limited") { _, _ -> Response in throw PortalError.tooManyRequests(retryAfterSeconds: 7, global: false) }
+        }) { portal in
+            let english = portal.browser()
+            let german = portal.browser()
+            german.extraHeaders[.acceptLanguage] = "de"
+            let cases: [(String, HTTPResponse.Status, String, String)] = [
+                ("/nowhere", .notFound, "Not found", "Nicht gefunden"),
+                ("/test/crash", .internalServerError, "Something went wrong", "Etwas ist schiefgegangen"),
+                ("/test/unavailable", .serviceUnavailable, "Service unavailable", "Dienst nicht verfügbar"),
+                ("/test/limited", .tooManyRequests, "Please wait", "Bitte warten"),
+            ]
+            for (path, status, en, de) in cases {
+                let pageEN = try await english.get(path)
+                let pageDE = try await german.get(path)
+                XCTAssertEqual(pageEN.status, status, path)
+                XCTAssertEqual(pageDE.status, status, path)
+                XCTAssertTrue(pageEN.body.contains(en), path)
+                XCTAssertTrue(pageDE.body.contains(de), path)
+            }
+            let form = try await english.get("/signin")
+            let missingField = try await english.post("/signin", ["csrf": form.hidden("csrf")!])
+            XCTAssertEqual(missingField.status, .badRequest)
+            XCTAssertTrue(missingField.body.contains("Bad request"))
+            let forbidden = try await german.post("/signin", ["username": "a", "password": "b", "csrf": "c"])
+            XCTAssertEqual(forbidden.status, .forbidden)
+            XCTAssertTrue(forbidden.body.contains("Nicht erlaubt"))
+            let huge = try await english.post("/signin", ["username": String(repeating: "a", count: 40_000), "password": "b", "csrf": "c"])
+            XCTAssertEqual(huge.status, .contentTooLarge)
+            let malformed = try await english.send("/signin", method: .post, body: ByteBuffer(string: "%%%=&&=%zz"),
+                                                   headers: [.contentType: "application/x-www-form-urlencoded"])
+            XCTAssertTrue([.badRequest, .forbidden].contains(malformed.status), "\(malformed.status)")
+        }
+    }
+
+    func testLanguageSwitchAndNoOpenRedirect() async throws {
+        try await PortalHarness.run { portal in
+            let browser = portal.browser()
+            let switched = try await browser.get("/language/de")
+            XCTAssertEqual(switched.location, "/")
+            XCTAssertEqual(browser.cookies["portal_lang"], "de")
+            let form = try await browser.get("/signin")
+            XCTAssertTrue(form.body.contains(">Benutzername<") && form.body.contains(">Anmelden<"))
+            let evil = try await browser.get("/language/en?back=//evil.example/")
+            XCTAssertEqual(evil.location, "/")
+            let local = try await browser.get("/language/en?back=/signin")
+            XCTAssertEqual(local.location, "/signin")
+            let unknown = try await browser.get("/language/fr")
+            XCTAssertEqual(unknown.status, .notFound)
+        }
+    }
+
+    func testHealthAndMetrics() async throws {
+        try await PortalHarness.run { portal in
+            let officer = try await portal.signedIn(.officer)
+            _ = try await officer.issueTeleTAN()
+            _ = try await portal.browser().signIn("tt-officer", "wrong")
+            let live = try await officer.get("/health/live")
+            let ready = try await officer.get("/health/ready")
+            XCTAssertEqual(live.body, "ok\n")
+            XCTAssertEqual(ready.body, "ok\n")
+            let metrics = try await officer.get("/metrics").body
+            XCTAssertTrue(metrics.contains("portal_http_requests_total"))
+            XCTAssertTrue(metrics.contains(#"portal_signins_total{outcome="success"} 1"#), metrics)
+            XCTAssertTrue(metrics.contains(#"portal_signins_total{outcome="authentication_failed"} 1"#), metrics)
+            XCTAssertTrue(metrics.contains(#"portal_teletans_issued_total{type="TEST"} 1"#), metrics)
+        }
+    }
+}

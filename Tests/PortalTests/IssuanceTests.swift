@@ -1,0 +1,196 @@
+import HTTPTypes
+import Storage
+import Foundation
+import HummingbirdTesting
+import TeleTAN
+import TestSupport
+import XCTest
+@testable import Portal
+
+final class IssuanceTests: XCTestCase {
+    func testTeleTANIsShownExactlyOnce() async throws {
+        try await PortalHarness.run { portal in
+            let browser = try await portal.signedIn(.officer)
+            let posted = try await browser.pressIssue()
+            XCTAssertEqual(posted.status, .seeOther)
+            XCTAssertEqual(posted.location, "/teletan/result")
+
+            let result = try await browser.get("/teletan/result")
+            XCTAssertEqual(result.status, .ok)
+            XCTAssertEqual(result.headers[.cacheControl], "no-store")
+            let shown = try XCTUnwrap(result.teleTAN)
+            XCTAssertNotNil(TeleTAN(shown), "a valid teleTAN with its check character")
+            XCTAssertTrue(result.body.contains("<span class=\"group\">\(shown.prefix(3))</span>"))
+            XCTAssertTrue(result.body.contains("id=\"teletan-spelled\""))
+            XCTAssertTrue(result.body.contains("id=\"copy-teletan\""))
+            XCTAssertTrue(result.body.contains("I have passed it on"))
+            XCTAssertNotNil(result.headers[HTTPField.Name("Refresh")!], "leaves the page after the display time")
+
+            for _ in 0..<2 {  // reload, back button, second tab: all the same request
+                let again = try await browser.get("/teletan/result")
+                XCTAssertEqual(again.status, .ok)
+                XCTAssertTrue(again.body.contains("id=\"already-shown\""))
+                XCTAssertFalse(again.body.contains(shown))
+            }
+            let done = try await browser.post("/teletan/done", ["csrf": result.hidden("csrf")!])
+            XCTAssertEqual(done.location, "/")
+        }
+    }
+
+    func testDoubleSubmitCreatesOneTeleTAN() async throws {
+        try await PortalHarness.run { portal in
+            let browser = try await portal.signedIn(.officer)
+            let home = try await browser.get("/")
+            let form = ["csrf": home.hidden("csrf")!, "nonce": home.hidden("nonce")!]
+            let first = try await browser.post("/teletan", form)
+            let second = try await browser.post("/teletan", form)
+            XCTAssertEqual(first.location, "/teletan/result")
+            XCTAssertEqual(second.location, "/teletan/result", "the second click lands on the same result page")
+            let page = try await browser.get("/teletan/result")
+            XCTAssertNotNil(page.teleTAN, "the officer still sees the one teleTAN the first click created")
+            let rows = try await portal.count("SELECT COUNT(*) AS n FROM teletans")
+            XCTAssertEqual(rows, 1)
+            let audits = try await portal.auditActions("teletan.issue")
+            XCTAssertEqual(audits.map(\.outcome), ["success", "refused"])
+            XCTAssertEqual(audits.last?.detailValues["reason"], "form_already_used")
+        }
+    }
+
+    func testConcurrentSubmitsOfOneFormCreateOneTeleTAN() async throws {
+        try await PortalHarness.run(configure: { $0.teleTANMinimumInterval = .zero }) { portal in
+            let browser = try await portal.signedIn(.officer)
+            let home = try await browser.get("/")
+            let form = ["csrf": home.hidden("csrf")!, "nonce": home.hidden("nonce")!]
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<5 { group.addTask { _ = try await browser.post("/teletan", form) } }
+                try await group.waitForAll()
+            }
+            let rows = try await portal.count("SELECT COUNT(*) AS n FROM teletans")
+            XCTAssertEqual(rows, 1)
+        }
+    }
+
+    func testTeleTANIsStoredOnlyAsKeyedHashAndFingerprint() async throws {
+        try await PortalHarness.run { portal in
+            let browser = try await portal.signedIn(.officer)
+            let maybeShown = try await browser.issueTeleTAN()
+            let shown = try XCTUnwrap(maybeShown)
+            struct Row: Decodable { let hash: String; let type: String; let requested_by: String }
+            let rows = try await sql(portal.db).raw("SELECT hash, type, requested_by FROM teletans").all(decoding: Row.self)
+            XCTAssertEqual(rows.map(\.hash), [portal.portal.hasher.hash(shown, for: .teleTANStorage)])
+            XCTAssertEqual(rows.first?.type, "TEST")
+            XCTAssertEqual(rows.first?.requested_by, "tt-officer")
+            let issued = try await portal.auditActions("teletan.issue")
+            XCTAssertEqual(issued.first?.subject, portal.portal.hasher.hash(shown, for: .teleTANFingerprint))
+            XCTAssertEqual(issued.first?.role, "officer")
+            XCTAssertEqual(issued.first?.detailValues["type"], "TEST")
+            XCTAssertNotNil(issued.first?.detailValues["valid_until"])
+            XCTAssertNotNil(issued.first?.requestID)
+            let pending = try await portal.count("SELECT COUNT(*) AS n FROM pending_displays")
+            XCTAssertEqual(pending, 0, "deleted when shown")
+            if case .sqlite(let path) = portal.location {
+                for file in [path, path + "-wal"] {
+                    guard let data = FileManager.default.contents(atPath: file) else { continue }
+                    XCTAssertNil(data.range(of: Data(shown.utf8)), "teleTAN found in \(file)")
+                }
+            }
+        }
+    }
+
+    func testPerUserIntervalAndDailyLimit() async throws {
+        try await PortalHarness.run { portal in
+            let browser = try await portal.signedIn(.officer)
+            let issued1 = try await browser.issueTeleTAN()
+            XCTAssertNotNil(issued1)
+            let limited = try await browser.pressIssue()
+            XCTAssertEqual(limited.status, .tooManyRequests)
+            let retry = try XCTUnwrap(limited.headers[.retryAfter].flatMap(Int.init))
+            XCTAssertTrue((25...31).contains(retry), "Retry-After \(retry)")
+            XCTAssertTrue(limited.body.contains("Too many teleTANs were requested. Please try again in \(retry) seconds."))
+            let refused = try await portal.auditActions("teletan.issue").last
+            XCTAssertEqual(refused?.outcome, "refused")
+            XCTAssertEqual(refused?.detailValues["reason"], "rate_limit")
+            portal.clock.advance(seconds: 31)
+            let issued2 = try await browser.issueTeleTAN()
+            XCTAssertNotNil(issued2)
+        }
+        try await PortalHarness.run(configure: { $0.teleTANMinimumInterval = .zero; $0.teleTANsPerUserPerDay = 2 }) { portal in
+            let browser = try await portal.signedIn(.officer)
+            let issued3 = try await browser.issueTeleTAN()
+            XCTAssertNotNil(issued3)
+            let issued4 = try await browser.issueTeleTAN()
+            XCTAssertNotNil(issued4)
+            let third = try await browser.pressIssue()
+            XCTAssertEqual(third.status, .tooManyRequests)
+            let colleague = try await portal.signedIn(.hotline)
+            let issued5 = try await colleague.issueTeleTAN()
+            XCTAssertNotNil(issued5, "the limit is per user")
+        }
+    }
+
+    func testGlobalLimit() async throws {
+        try await PortalHarness.run(configure: { $0.teleTANMinimumInterval = .zero; $0.teleTANsPerHourGlobal = 2 }) { portal in
+            let officer = try await portal.signedIn(.officer)
+            let hotline = try await portal.signedIn(.hotline)
+            let issued6 = try await officer.issueTeleTAN()
+            XCTAssertNotNil(issued6)
+            let issued7 = try await hotline.issueTeleTAN()
+            XCTAssertNotNil(issued7)
+            let limited = try await hotline.pressIssue()
+            XCTAssertEqual(limited.status, .tooManyRequests)
+            XCTAssertTrue(limited.body.contains("The limit of teleTANs for the whole service is reached."))
+            XCTAssertNotNil(limited.headers[.retryAfter])
+            let rows = try await portal.count("SELECT COUNT(*) AS n FROM teletans")
+            XCTAssertEqual(rows, 2)
+            let reason = try await portal.auditActions("teletan.issue").last?.detailValues["reason"]
+            XCTAssertEqual(reason, "global_limit")
+            let metrics = try await officer.get("/metrics")
+            XCTAssertTrue(metrics.body.contains("portal_rate_limit_hits_total"))
+        }
+    }
+
+    func testNoTeleTANWithoutItsAuditEntry() async throws {
+        try await PortalHarness.run { portal in
+            let browser = try await portal.signedIn(.officer)
+            // Break the audit trail's head: the audit append inside the issuance must fail.
+            try await sql(portal.db).raw("DELETE FROM audit_head").run()
+            let posted = try await browser.pressIssue()
+            XCTAssertEqual(posted.status, .serviceUnavailable)
+            XCTAssertTrue(posted.body.contains("No teleTAN was issued."))
+            let rows = try await portal.count("SELECT COUNT(*) AS n FROM teletans")
+            XCTAssertEqual(rows, 0)
+            let result = try await browser.get("/teletan/result")
+            XCTAssertNil(result.teleTAN)
+        }
+    }
+
+    func testTeleTANIsHiddenAfterTheDisplayTime() async throws {
+        try await PortalHarness.run { portal in
+            let browser = try await portal.signedIn(.officer)
+            _ = try await browser.pressIssue()
+            portal.clock.advance(seconds: 11 * 60)
+            let late = try await browser.get("/teletan/result")
+            XCTAssertTrue(late.body.contains("id=\"already-shown\""))
+            XCTAssertNil(late.teleTAN)
+        }
+    }
+
+    func testGermanResultPageSpellsWithDIN5009() async throws {
+        try await PortalHarness.run { portal in
+            let browser = try await portal.signedIn(.officer)
+            browser.extraHeaders[.acceptLanguage] = "de-DE,de;q=0.9,en;q=0.5"
+            _ = try await browser.pressIssue()
+            let page = try await browser.get("/teletan/result")
+            XCTAssertTrue(page.body.contains("Ihre teleTAN"))
+            XCTAssertTrue(page.body.contains("<html lang=\"de\">"))
+            let shown = try XCTUnwrap(page.teleTAN)
+            if let letter = shown.first(where: \.isLetter), letter == "A" || letter == "B" {
+                XCTAssertTrue(page.body.contains(letter == "A" ? "Aachen" : "Berlin"))
+            }
+            XCTAssertTrue(["zwo", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "Aachen", "Berlin", "Chemnitz",
+                           "Düsseldorf", "Essen", "Frankfurt", "Goslar", "Hamburg", "Jena", "Köln", "München", "Nürnberg",
+                           "Potsdam", "Quickborn", "Rostock", "Salzwedel", "Tübingen", "Unna", "Völklingen", "Wuppertal",
+                           "Xanten", "Ypsilon", "Zwickau"].contains { page.body.contains($0) })
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import HTTPTypes
+import Storage
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Storage
+import TestSupport
+import XCTest
+@testable import Portal
+
+/// Builds the real portal (real PAM test stack, real database) for each test database and hands
+/// the test a ``TestPortal`` with browsers that keep cookies like a real one.
+enum PortalHarness {
+    static func run(
+        configure: (inout PortalConfiguration) -> Void = { _ in },
+        extraRoutes: (Router<PortalRequestContext>) -> Void = { _ in },
+        _ body: @Sendable @escaping (TestPortal) async throws -> Void
+    ) async throws {
+        try requirePAMStack()
+        try await TestDatabases.forEach { location in
+            let clock = TestClock()
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portal-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            var config = PortalConfiguration()
+            config.database = location
+            config.secretFile = directory.appendingPathComponent("secret").path
+            config.pamService = "teletan-portal-test"
+            config.templatesDirectory = repositoryRoot.appendingPathComponent("Templates").path
+            config.publicDirectory = repositoryRoot.appendingPathComponent("Public").path
+            config.trustProxy = true
+            configure(&config)
+            let portal = try await PortalApp(configuration: config, logger: TestDatabases.testLogger, now: clock.function)
+            let router = portal.makeRouter()
+            extraRoutes(router)
+            do {
+                try await Application(router: router).test(.router) { client in
+                    try await body(TestPortal(portal: portal, client: client, clock: clock, location: location))
+                }
+            } catch {
+                await portal.shutdown()
+                throw error
+            }
+            await portal.shutdown()
+        }
+    }
+
+    static func requirePAMStack() throws {
+        guard FileManager.default.fileExists(atPath: "/etc/pam.d/teletan-portal-test") else {
+            if ProcessInfo.processInfo.environment["PORTAL_PAM_TESTS"] == "1" {
+                XCTFail("PORTAL_PAM_TESTS=1 but the PAM test stack is missing (scripts/install-pam-stack.sh)")
+            }
+            throw XCTSkip("PAM test stack not installed; run scripts/install-pam-stack.sh as root")
+        }
+    }
+}
+
+/// Test accounts from scripts/install-pam-stack.sh.
+enum Account: String, CaseIterable {
+    case officer = "tt-officer", hotline = "tt-hotline", event = "tt-event", admin = "tt-admin", norole = "tt-norole"
+
+    var password: String {
+        switch self {
+        case .officer: "Officer-Pass-1"
+        case .hotline: "Hotline-Pass-1"
+        case .event: "Event-Pass-1"
+        case .admin: "Admin-Pass-1"
+        case .norole: "Norole-Pass-1"
+        }
+    }
+}
+
+struct TestPortal: Sendable {
+    let portal: PortalApp
+    let client: any TestClientProtocol
+    let clock: TestClock
+    let location: DatabaseLocation
+
+    func browser(address: String = "198.51.100.7") -> Browser {
+        Browser(client: client, address: address)
+    }
+
+    func signedIn(_ account: Account, address: String = "198.51.100.7") async throws -> Browser {
+        let browser = browser(address: address)
+        let page = try await browser.signIn(account.rawValue, account.password)
+        XCTAssertEqual(page.status, .seeOther, "sign-in of \(account.rawValue)")
+        XCTAssertEqual(page.location, "/")
+        return browser
+    }
+
+    var db: any FluentKit.Database { portal.database.database(logger: TestDatabases.testLogger) }
+
+    func count(_ sqlText: String) async throws -> Int {
+        struct Row: Decodable { let n: Int }
+        return try await sql(db).raw("\(unsafeRaw: sqlText)").first(decoding: Row.self)?.n ?? -1
+    }
+
+    func auditActions(_ action: String) async throws -> [Audit.AuditEntry] {
+        try await Audit.AuditEntry.query(on: db).filter(\.$action == action).sort(\.$id).all()
+    }
+}
+
+import Audit
+import FluentKit
+
+/// A cookie-keeping client, as a browser would be, behind a trusted proxy that reports `address`.
+final class Browser: @unchecked Sendable {
+    struct Page {
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let body: String
+        var location: String? { headers[.location] }
+
+        func hidden(_ name: String) -> String? {
+            body.firstMatch(of: try! Regex("name=\"\(name)\" value=\"([^\"]*)\""))
+                .map { String($0.output[1].substring ?? "") }
+        }
+
+        /// The teleTAN on a result page: the text of `#teletan` without white space.
+        var teleTAN: String? {
+            guard let start = body.range(of: "id=\"teletan\"") else { return nil }
+            let rest = body[start.upperBound...]
+            guard let end = rest.range(of: "</p>") else { return nil }
+            return rest[..<end.lowerBound].matches(of: /<span class="group">([^<]+)<\/span>/).map { String($0.output.1) }.joined()
+        }
+    }
+
+    let client: any TestClientProtocol
+    let address: String
+    var cookies: [String: String] = [:]
+    var extraHeaders = HTTPFields()
+
+    init(client: any TestClientProtocol, address: String) {
+        self.client = client
+        self.address = address
+    }
+
+    func get(_ path: String, headers: HTTPFields = [:]) async throws -> Page {
+        try await send(path, method: .get, body: nil, headers: headers)
+    }
+
+    func post(_ path: String, _ form: [String: String], headers: HTTPFields = [:]) async throws -> Page {
+        let body = form.map { "\($0.key)=\(Self.encode($0.value))" }.joined(separator: "&")
+        var all = headers
+        all[.contentType] = "application/x-www-form-urlencoded"
+        return try await send(path, method: .post, body: ByteBuffer(string: body), headers: all)
+    }
+
+    func send(_ path: String, method: HTTPRequest.Method, body: ByteBuffer?, headers: HTTPFields) async throws -> Page {
+        var all = extraHeaders
+        all.append(contentsOf: headers)
+        all[HTTPField.Name("X-Forwarded-For")!] = address
+        if !cookies.isEmpty {
+            all[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        }
+        let response = try await client.executeRequest(uri: path, method: method, headers: all, body: body)
+        for header in response.headers[values: .setCookie] {
+            let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
+            let name = String(pair[0]), value = pair.count > 1 ? String(pair[1]) : ""
+            if header.contains("Max-Age=0") || value.isEmpty { cookies[name] = nil } else { cookies[name] = value }
+        }
+        return Page(status: response.status, headers: response.headers, body: String(buffer: response.body))
+    }
+
+    func signIn(_ username: String, _ password: String) async throws -> Page {
+        let form = try await get("/signin")
+        return try await post("/signin", ["username": username, "password": password, "csrf": form.hidden("csrf") ?? ""])
+    }
+
+    /// Loads the start page and submits its issuing form; returns the POST's response.
+    @discardableResult
+    func pressIssue() async throws -> Page {
+        let home = try await get("/")
+        return try await post("/teletan", ["csrf": home.hidden("csrf") ?? "", "nonce": home.hidden("nonce") ?? ""])
+    }
+
+    /// Issues a teleTAN the way an officer does and returns what the result page showed.
+    func issueTeleTAN() async throws -> String? {
+        let posted = try await pressIssue()
+        guard posted.status == .seeOther else { return nil }
+        return try await get("/teletan/result").teleTAN
+    }
+
+    static func encode(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+}

@@ -1,0 +1,219 @@
+import HTTPTypes
+import Storage
+import Foundation
+import HummingbirdTesting
+import TestSupport
+import XCTest
+@testable import Portal
+
+final class SignInAndSessionTests: XCTestCase {
+    func testSignInCreatesAStrictHttpOnlySessionAndAudits() async throws {
+        try await PortalHarness.run { portal in
+            let browser = portal.browser()
+            let form = try await browser.get("/signin")
+            XCTAssertTrue(form.body.contains(">Username<") && form.body.contains(">Password<") && form.body.contains(">Sign in<"))
+            let signedIn = try await browser.post("/signin", ["username": "tt-officer", "password": "Officer-Pass-1", "csrf": form.hidden("csrf")!])
+            XCTAssertEqual(signedIn.status, .seeOther)
+            let cookie = try XCTUnwrap(signedIn.headers[values: .setCookie].first { $0.hasPrefix("portal_session=") })
+            XCTAssertTrue(cookie.contains("HttpOnly"))
+            XCTAssertTrue(cookie.contains("SameSite=Strict"))
+            XCTAssertFalse(cookie.contains("Secure"), "plain HTTP without a TLS proxy")
+            let home = try await browser.get("/")
+            XCTAssertTrue(home.body.contains("id=\"issue-teletan\""))
+            XCTAssertTrue(home.body.contains(">Sign out<"))
+            let audits = try await portal.auditActions("signin")
+            XCTAssertEqual(audits.map(\.outcome), ["success"])
+            XCTAssertEqual(audits.first?.actor, "tt-officer")
+            XCTAssertEqual(audits.first?.role, "officer")
+            XCTAssertEqual(audits.first?.address, "198.51.100.7")
+            let sessionRows = try await portal.count("SELECT COUNT(*) AS n FROM sessions")
+            XCTAssertEqual(sessionRows, 1)
+        }
+    }
+
+    func testFailuresLookTheSameAndNeverRevealTheAccount() async throws {
+        try await PortalHarness.run { portal in
+            let wrong = try await portal.browser().signIn("tt-officer", "wrong-password")
+            let unknown = try await portal.browser().signIn("no-such-user-xyz", "whatever")
+            let expired = try await portal.browser().signIn("tt-expired", "Expired-Pass-1")
+            for page in [wrong, unknown, expired] {
+                XCTAssertEqual(page.status, .unauthorized)
+                XCTAssertTrue(page.body.contains("Sign-in failed. Check your username and password, or try again later."))
+            }
+            let strip = { (page: Browser.Page) in page.body.replacingOccurrences(of: #"value="[0-9a-f]{64}""#, with: "", options: .regularExpression)
+                .replacingOccurrences(of: #"<code>[0-9a-f]+</code>"#, with: "", options: .regularExpression) }
+            XCTAssertEqual(strip(wrong), strip(unknown))
+            let failures = try await portal.auditActions("signin")
+            XCTAssertEqual(failures.map(\.outcome), ["failure", "failure", "failure"])
+            XCTAssertEqual(failures.map { $0.detailValues["reason"] }, ["authentication_failed", "authentication_failed", "account_refused"])
+            let all = try await portal.auditActions("signin")
+            XCTAssertFalse(all.contains { $0.details.contains("wrong-password") || $0.details.contains("Expired-Pass-1") })
+        }
+    }
+
+    func testSignInAlwaysIssuesANewSessionAndEndsTheOldOne() async throws {
+        try await PortalHarness.run { portal in
+            let browser = portal.browser()
+            browser.cookies["portal_session"] = String(repeating: "a", count: 64)  // planted by an attacker
+            let form = try await browser.get("/signin")
+            let csrf = try XCTUnwrap(form.hidden("csrf"))
+            _ = try await browser.post("/signin", ["username": "tt-officer", "password": "Officer-Pass-1", "csrf": csrf])
+            let first = try XCTUnwrap(browser.cookies["portal_session"])
+            XCTAssertNotEqual(first, String(repeating: "a", count: 64))
+            // Signing in again from a sign-in form still open in another tab.
+            _ = try await browser.post("/signin", ["username": "tt-officer", "password": "Officer-Pass-1", "csrf": csrf])
+            let second = try XCTUnwrap(browser.cookies["portal_session"])
+            XCTAssertNotEqual(first, second)
+            let stale = portal.browser()
+            stale.cookies["portal_session"] = first
+            let page = try await stale.get("/")
+            XCTAssertEqual(page.status, .seeOther)
+            XCTAssertEqual(page.location, "/signin")
+            let sessionRows = try await portal.count("SELECT COUNT(*) AS n FROM sessions")
+            XCTAssertEqual(sessionRows, 1)
+        }
+    }
+
+    func testSignOutEndsTheSessionOnTheServer() async throws {
+        try await PortalHarness.run { portal in
+            let browser = try await portal.signedIn(.officer)
+            let cookie = try XCTUnwrap(browser.cookies["portal_session"])
+            let home = try await browser.get("/")
+            let out = try await browser.post("/signout", ["csrf": home.hidden("csrf")!])
+            XCTAssertEqual(out.status, .seeOther)
+            XCTAssertEqual(out.location, "/signin?signedout=1")
+            XCTAssertNil(browser.cookies["portal_session"])
+            let notice = try await browser.get("/signin?signedout=1")
+            XCTAssertTrue(notice.body.contains("You have signed out."))
+            let replay = portal.browser()
+            replay.cookies["portal_session"] = cookie
+            let page = try await replay.get("/")
+            XCTAssertEqual(page.location, "/signin")
+            let audits = try await portal.auditActions("signout")
+            XCTAssertEqual(audits.count, 1)
+        }
+    }
+
+    func testIdleTimeoutExpiresTheSessionAndIsAudited() async throws {
+        try await PortalHarness.run { portal in
+            let browser = try await portal.signedIn(.officer)
+            portal.clock.advance(seconds: 14 * 60)
+            let stillThere = try await browser.get("/")
+            XCTAssertEqual(stillThere.status, .ok)
+            portal.clock.advance(seconds: 16 * 60)
+            let expired = try await browser.get("/")
+            XCTAssertEqual(expired.status, .seeOther)
+            XCTAssertEqual(expired.location, "/signin?expired=1")
+            let notice = try await browser.get("/signin?expired=1")
+            XCTAssertTrue(notice.body.contains("Your session has expired."))
+            let audits = try await portal.auditActions("session.expired")
+            XCTAssertEqual(audits.map(\.actor), ["tt-officer"])
+        }
+    }
+
+    func testAbsoluteLifetimeEndsEvenAnActiveSession() async throws {
+        try await PortalHarness.run(configure: { $0.sessionLifetime = .seconds(3600) }) { portal in
+            let browser = try await portal.signedIn(.officer)
+            for _ in 0..<6 {
+                portal.clock.advance(seconds: 9 * 60)
+                let page = try await browser.get("/")
+                XCTAssertEqual(page.status, .ok)
+            }
+            portal.clock.advance(seconds: 9 * 60)
+            let page = try await browser.get("/")
+            XCTAssertEqual(page.location, "/signin?expired=1")
+        }
+    }
+
+    func testCleanupRemovesExpiredSessionsAndAuditsThem() async throws {
+        try await PortalHarness.run { portal in
+            _ = try await portal.signedIn(.officer)
+            _ = try await portal.signedIn(.hotline)
+            portal.clock.advance(seconds: 20 * 60)
+            try await portal.portal.runCleanup()
+            let sessionRows = try await portal.count("SELECT COUNT(*) AS n FROM sessions")
+            XCTAssertEqual(sessionRows, 0)
+            let audits = try await portal.auditActions("session.expired")
+            XCTAssertEqual(Set(audits.compactMap(\.actor)), ["tt-officer", "tt-hotline"])
+        }
+    }
+
+    func testUsernameThrottlingLocksOnlyThatUsername() async throws {
+        try await PortalHarness.run { portal in
+            for _ in 0..<5 {
+                let page = try await portal.browser().signIn("tt-officer", "wrong")
+                XCTAssertEqual(page.status, .unauthorized)
+            }
+            let locked = try await portal.browser().signIn("tt-officer", "Officer-Pass-1")
+            XCTAssertEqual(locked.status, .unauthorized, "the right password is refused while locked")
+            XCTAssertTrue(locked.body.contains("Sign-in failed. Check your username and password, or try again later."))
+            let lastReason = try await portal.auditActions("signin").last?.detailValues["reason"]
+            XCTAssertEqual(lastReason, "throttled")
+            // Same address, other user: not affected.
+            let colleague = try await portal.browser().signIn("tt-hotline", "Hotline-Pass-1")
+            XCTAssertEqual(colleague.status, .seeOther)
+            portal.clock.advance(seconds: 15 * 60 + 1)
+            let later = try await portal.browser().signIn("tt-officer", "Officer-Pass-1")
+            XCTAssertEqual(later.status, .seeOther)
+        }
+    }
+
+    func testAddressThrottlingStopsASprayButNotOtherAddresses() async throws {
+        try await PortalHarness.run(configure: { $0.signInFailuresPerAddress = 3 }) { portal in
+            for name in ["spray-a", "spray-b", "spray-c"] {
+                _ = try await portal.browser(address: "203.0.113.9").signIn(name, "guess")
+            }
+            let fromSprayer = try await portal.browser(address: "203.0.113.9").signIn("tt-officer", "Officer-Pass-1")
+            XCTAssertEqual(fromSprayer.status, .unauthorized)
+            let fromOffice = try await portal.browser(address: "198.51.100.20").signIn("tt-officer", "Officer-Pass-1")
+            XCTAssertEqual(fromOffice.status, .seeOther)
+        }
+    }
+
+    func testExpiredPasswordIsChangedInTheSignInForm() async throws {
+        try Shell.run("/bin/sh", "-c", "echo 'tt-pwchange:Change-Pass-1' | chpasswd && chage -d 0 tt-pwchange")
+        defer { try? Shell.run("/bin/sh", "-c", "echo 'tt-pwchange:Change-Pass-1' | chpasswd && chage -d 0 tt-pwchange") }
+        try await PortalHarness.run { portal in
+            try Shell.run("/bin/sh", "-c", "echo 'tt-pwchange:Change-Pass-1' | chpasswd && chage -d 0 tt-pwchange")
+            let browser = portal.browser()
+            let step = try await browser.signIn("tt-pwchange", "Change-Pass-1")
+            XCTAssertEqual(step.status, .ok)
+            XCTAssertTrue(step.body.contains("Change your password"))
+            XCTAssertNotNil(browser.cookies["portal_signin"])
+            let newPassword = "Brand-New-Pass-\(Int.random(in: 1000...9999))"
+            let done = try await browser.post("/signin/continue", [
+                "csrf": step.hidden("csrf")!, "new_password": newPassword, "new_password_repeat": newPassword,
+            ])
+            XCTAssertEqual(done.status, .seeOther)
+            XCTAssertEqual(done.location, "/")
+            XCTAssertNotNil(browser.cookies["portal_session"])
+            // The step cannot be replayed.
+            let replay = try await browser.post("/signin/continue", ["csrf": step.hidden("csrf")!, "answer": "x"])
+            XCTAssertEqual(replay.status, .unauthorized)
+        }
+    }
+
+    func testStepWithoutAConversationSaysItExpired() async throws {
+        try await PortalHarness.run { portal in
+            let browser = portal.browser()
+            let form = try await browser.get("/signin")
+            browser.cookies["portal_signin"] = "1-2-3-4"
+            let page = try await browser.post("/signin/continue", ["csrf": form.hidden("csrf")!, "answer": "123456"])
+            XCTAssertEqual(page.status, .unauthorized)
+            XCTAssertTrue(page.body.contains("This sign-in step has expired."))
+        }
+    }
+}
+
+enum Shell {
+    struct Failed: Error { let status: Int32 }
+
+    static func run(_ arguments: String...) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        try process.run()
+        process.waitUntilExit()
+        if process.terminationStatus != 0 { throw Failed(status: process.terminationStatus) }
+    }
+}
