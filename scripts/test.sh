@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine (as root):
+#   installs what is missing, installs the PAM test stack, starts PostgreSQL, builds, runs the
+#   Swift tests against SQLite and PostgreSQL, then the browser tests in headless Chromium.
+# Usage: scripts/test.sh            (CI runs exactly this through .ci/run)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== installing dependencies"
+bash scripts/install-deps.sh
+echo "== installing the PAM test stack (accounts, /etc/pam.d services, OATH token)"
+bash scripts/install-pam-stack.sh
+echo "== starting PostgreSQL"
+postgres_url=$(bash scripts/start-test-postgres.sh | tail -n 1)
+
+echo "== building"
+swift build --build-tests
+
+echo "== Swift tests (SQLite and PostgreSQL, real PAM)"
+# Required flags turn "not installed" into failures instead of skips.
+PORTAL_PAM_TESTS=1 \
+PORTAL_TEST_POSTGRES_URL="$postgres_url" \
+PORTAL_TEST_REQUIRE_POSTGRES=1 \
+  swift test
+
+echo "== browser tests (headless Chromium, real PAM, SQLite and PostgreSQL)"
+export SE_AVOID_STATS=true
+export PORTAL_BIN="$PWD/.build/debug/portal"
+python3 -m pytest -q Tests/browser
+BROWSER_TEST_DATABASE="$postgres_url" python3 -m pytest -q Tests/browser
