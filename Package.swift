@@ -68,7 +68,7 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
         .executableTarget(name: "PortalCommand", dependencies: [
-            "Portal", "Audit", "Storage",
+            "Portal", "Audit", "Storage", "TeleTAN",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Shared by the test targets: the databases every suite runs against, a settable clock.

@@ -12,6 +12,15 @@ document.addEventListener("DOMContentLoaded", function () {
 
   var panel = document.getElementById("teletan-panel");
   if (!panel) { return; }
+
+  // Browsers may keep this page in their back/forward cache (even with no-store): take the
+  // teleTAN out of the page before it is stored, so Back never shows it again.
+  function hideTeletan() {
+    if (panel.isConnected) { panel.remove(); }
+    document.getElementById("teletan-hidden").hidden = false;
+  }
+  window.addEventListener("pagehide", hideTeletan);
+  window.addEventListener("pageshow", function (event) { if (event.persisted) { hideTeletan(); } });
   var teletan = document.getElementById("teletan");
 
   // Copy button: shown only where the clipboard API exists.
@@ -28,9 +37,6 @@ document.addEventListener("DOMContentLoaded", function () {
   // Hide the teleTAN when its display time is over (the Refresh header leaves the page too).
   var seconds = parseInt(panel.dataset.hideAfter, 10);
   if (seconds > 0) {
-    window.setTimeout(function () {
-      panel.remove();
-      document.getElementById("teletan-hidden").hidden = false;
-    }, seconds * 1000);
+    window.setTimeout(hideTeletan, seconds * 1000);
   }
 });

@@ -43,7 +43,6 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, Expres
     public init(stringLiteral value: String) { self.rawValue = value }
 
     public static let signIn: AuditAction = "signin"
-    public static let passwordChange: AuditAction = "signin.password_change"
     public static let signOut: AuditAction = "signout"
     public static let sessionExpired: AuditAction = "session.expired"
     public static let accessDenied: AuditAction = "access.denied"

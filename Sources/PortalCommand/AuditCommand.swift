@@ -20,7 +20,7 @@ struct AuditCommand: AsyncParsableCommand {
                 report = try await AuditChainVerifier().verify(on: database.database(logger: logger))
             } catch {
                 await database.shutdown()
-                throw CommandFailure(message: "cannot read the audit trail: \(String(describing: error))")
+                throw CommandFailure(message: "cannot read the audit trail: \(StartupError.describe(error))")
             }
             await database.shutdown()
             if report.isIntact {

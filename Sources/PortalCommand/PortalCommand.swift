@@ -6,26 +6,34 @@ import Foundation
 @main
 enum Main {
     static func main() async {
+        var command: any ParsableCommand
         do {
-            var command = try PortalCommand.parseAsRoot()
+            command = try PortalCommand.parseAsRoot()
+        } catch {
+            if PortalCommand.exitCode(for: error) == .success {
+                PortalCommand.exit(withError: error)  // --help, --version
+            }
+            fail(PortalCommand.message(for: error), status: 64)  // EX_USAGE
+        }
+        do {
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
         } catch let error as ConfigurationError {
-            FileHandle.standardError.write(Data("portal: \(error.message)\n".utf8))
-            exit(78)  // EX_CONFIG
+            fail(error.message, status: 78)  // EX_CONFIG
         } catch let error as CommandFailure {
-            FileHandle.standardError.write(Data("portal: \(error.message)\n".utf8))
-            exit(1)
+            fail(error.message, status: 1)
         } catch {
-            if PortalCommand.exitCode(for: error) == .success {
-                PortalCommand.exit(withError: error)  // --help, --version
-            }
-            FileHandle.standardError.write(Data("portal: \(PortalCommand.message(for: error))\n".utf8))
-            exit(64)  // EX_USAGE
+            // Only the error's type: descriptions of driver errors may quote connection strings.
+            fail("failed: \(String(reflecting: type(of: error)))", status: 1)
         }
+    }
+
+    static func fail(_ message: String, status: Int32) -> Never {
+        FileHandle.standardError.write(Data("portal: \(message)\n".utf8))
+        exit(status)
     }
 }
 

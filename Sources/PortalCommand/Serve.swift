@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import Portal
 import Storage
+import TeleTAN
 
 /// Options shared by `serve` and `migrate`.
 struct DatabaseOptions: ParsableArguments {
@@ -132,7 +133,7 @@ struct Serve: AsyncParsableCommand {
         do {
             portal = try await PortalApp(configuration: config, logger: logger)
         } catch {
-            throw ConfigurationError(message: "cannot start: \(String(describing: error))")
+            throw CommandFailure(message: "cannot start: \(StartupError.describe(error))")
         }
         logger.info("portal starting", metadata: [
             "address": "\(config.host):\(config.port)", "database": "\(config.database)", "pam_service": "\(config.pamService)",
@@ -148,6 +149,18 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
+/// Start-up errors for the operator: our own errors say what is wrong; driver errors are named
+/// by type only, because their descriptions can quote a connection string with its password.
+enum StartupError {
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as SecretFile.Failure: error.description
+        case let error as DatabaseLocation.ParseError: "--database (PORTAL_DATABASE): \(error.description)"
+        default: "\(String(reflecting: type(of: error))) (is the database reachable and the schema writable?)"
+        }
+    }
+}
+
 struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Create or update the database tables, then exit.")
 
@@ -160,7 +173,7 @@ struct Migrate: AsyncParsableCommand {
             try await database.migrate(PortalApp.migrations, logger: logger)
         } catch {
             await database.shutdown()
-            throw CommandFailure(message: "migration failed: \(String(describing: error))")
+            throw CommandFailure(message: "migration failed: \(StartupError.describe(error))")
         }
         await database.shutdown()
         print("migrations applied to \(database.location)")

@@ -28,10 +28,16 @@ public final class PortalDatabase: Sendable {
         case .sqlite(let path):
             databases.use(.sqlite(.file(path), sqlLogLevel: .trace), as: .sqlite)
         case .postgres(let url):
-            databases.use(
-                try .postgres(url: url, maxConnectionsPerEventLoop: max(1, poolSize / loops), sqlLogLevel: .trace),
-                as: .psql
-            )
+            let factory: DatabaseConfigurationFactory
+            do {
+                factory = try .postgres(url: url, maxConnectionsPerEventLoop: max(1, poolSize / loops), sqlLogLevel: .trace)
+            } catch {
+                // The driver's error repeats the whole URL, password included: never pass it on.
+                try? threadPool.syncShutdownGracefully()
+                try? eventLoopGroup.syncShutdownGracefully()
+                throw DatabaseLocation.ParseError(description: "the PostgreSQL URL was not accepted (check host, port, database name and sslmode)")
+            }
+            databases.use(factory, as: .psql)
         }
     }
 

@@ -25,6 +25,13 @@ public final class TeleTANRecord: Model, @unchecked Sendable {
     }
 }
 
+extension TeleTANRecord {
+    /// Retention: deletes rows created before `cutoff` (CWA keeps them 21 days).
+    public static func purge(olderThan cutoff: Date, on db: any Database) async throws {
+        try await TeleTANRecord.query(on: db).filter(\.$createdAt < cutoff).delete()
+    }
+}
+
 public struct CreateTeleTANRecords: AsyncMigration {
     public init() {}
 

@@ -33,8 +33,6 @@ public struct PortalConfiguration: Sendable {
 
     /// Trust `X-Forwarded-For` and `X-Forwarded-Proto` from a reverse proxy in front.
     public var trustProxy = false
-    /// Request bodies above this are refused with 413.
-    public var maxBodySize = 16 * 1024
 
     public var templatesDirectory = "Templates"
     public var publicDirectory = "Public"

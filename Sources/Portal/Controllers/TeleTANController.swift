@@ -63,10 +63,10 @@ struct TeleTANController: Sendable {
         else {
             return try renderer.page("already-shown", context: context)
         }
+        // With the time zone: the caller may be elsewhere, the server may run in UTC.
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: context.language == .german ? "de_DE" : "en_GB")
-        formatter.dateStyle = .medium
-        formatter.timeStyle = .short
+        formatter.dateFormat = context.language == .german ? "dd.MM.yyyy, HH:mm zzz" : "d MMM yyyy, HH:mm zzz"
         let remaining = max(1, Int(displayTime.seconds - now().timeIntervalSince(storedAt)))
         let groups: [[String: String]] = teleTAN.groups.map { group in
             ["text": group, "spelled": group.map { SpellingAlphabet.spell($0, in: context.language) }.joined(separator: " - ")]
@@ -77,6 +77,8 @@ struct TeleTANController: Sendable {
             "valid_until": formatter.string(from: content.validUntil),
             "valid_until_iso": ISO8601DateFormatter().string(from: content.validUntil),
             "hide_after_seconds": remaining,
+            "hidden_after_text": (context.language.strings["result_hidden_after"] ?? "")
+                .replacingOccurrences(of: "{minutes}", with: String(Int(displayTime.seconds / 60))),
             // Switching language would leave the page, and the teleTAN is never shown again.
             "hide_language_switch": true,
         ], headers: [
@@ -89,7 +91,11 @@ struct TeleTANController: Sendable {
         let user = try await authorization.require(anyOf: Role.teleTANIssuers, request: request, context: context)
         let form = try await request.decode(as: DoneForm.self, context: context)
         try authorization.requireCSRF(form.csrf, for: user)
-        return PageRenderer.redirect(to: "/")
+        var response = PageRenderer.redirect(to: "/")
+        // Evicts the result page from the browser's back/forward cache, which may keep even a
+        // `no-store` page: the back button must not bring the teleTAN back.
+        response.headers[HTTPField.Name("Clear-Site-Data")!] = "\"cache\""
+        return response
     }
 }
 

@@ -87,7 +87,7 @@ struct TeleTANIssuer: Sendable {
         } catch {
             // The database (or the audit write) failed: nothing was committed, nothing is shown.
             context.logger.error("teleTAN issuance failed", metadata: ["error": "\(String(reflecting: Swift.type(of: error)))"])
-            try? await audit.append(event(.failure, nil, ["type": type.rawValue, "reason": "internal_error"]), at: time, on: db)
+            _ = try? await audit.append(event(.failure, nil, ["type": type.rawValue, "reason": "internal_error"]), at: time, on: db)
             throw PortalError.serviceUnavailable
         }
     }

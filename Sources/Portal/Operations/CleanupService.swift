@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Storage
+import Verification
 
 /// Once a minute: deletes expired sessions (auditing each as expired), stale form nonces,
 /// teleTANs that were never shown, and spent rate-limit counters. Every step is a conditional
@@ -19,17 +20,24 @@ struct CleanupService: Service {
     let now: @Sendable () -> Date
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await runOnce()
-                } catch {
-                    logger.warning("cleanup failed; retrying later", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+        do {
+            try await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    do {
+                        try await runOnce()
+                    } catch {
+                        logger.warning("cleanup failed; retrying later", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                    }
+                    try await Task.sleep(for: interval)
                 }
-                try await Task.sleep(for: interval)
             }
+        } catch is CancellationError {
+            // Graceful shutdown interrupted the sleep: a normal end, not a failure.
         }
     }
+
+    /// CWA deletes teleTAN rows after 21 days.
+    static let teleTANRetention: TimeInterval = 21 * 24 * 60 * 60
 
     func runOnce() async throws {
         let db = database.database(logger: logger)
@@ -41,6 +49,7 @@ struct CleanupService: Service {
         }
         try await nonces.purge(olderThan: time.addingTimeInterval(-sessions.lifetime.seconds), on: db)
         try await displays.purge(olderThan: time.addingTimeInterval(-displayTime.seconds), on: db)
+        try await TeleTANRecord.purge(olderThan: time.addingTimeInterval(-Self.teleTANRetention), on: db)
         try await RateLimiter().purge(before: time, on: db)
         try await Lockouts().purge(before: time, on: db)
     }

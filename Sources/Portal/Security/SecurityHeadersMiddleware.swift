@@ -35,10 +35,13 @@ struct OriginCheckMiddleware: RouterMiddleware {
     typealias Context = PortalRequestContext
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if ![.get, .head, .options].contains(request.method) {
-            if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none" {
+            let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!]
+            if let site, site != "same-origin", site != "none" {
                 throw HTTPError(.forbidden, message: "cross-site request")
             }
-            if let origin = request.headers[.origin] {
+            // With `Referrer-Policy: no-referrer` browsers send `Origin: null` even for our own
+            // forms; that is accepted only when the browser also vouches "same-origin".
+            if let origin = request.headers[.origin], !(origin == "null" && site == "same-origin") {
                 guard let host = request.head.authority, Self.origin(origin, matchesHost: host) else {
                     throw HTTPError(.forbidden, message: "cross-origin request")
                 }

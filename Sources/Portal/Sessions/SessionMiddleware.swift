@@ -32,7 +32,7 @@ struct SessionMiddleware: RouterMiddleware {
         case .expired(let record):
             let address = context.clientAddress, requestID = context.requestID
             try await db.transaction { tx in
-                try await sessions.end(sessionHash: record.id!, on: tx)
+                guard try await sessions.end(sessionHash: record.id!, on: tx) else { return }
                 try await audit.append(AuditEvent(
                     action: .sessionExpired, outcome: .success, actor: record.username,
                     address: address, requestID: requestID), at: time, on: tx)

@@ -43,11 +43,16 @@ struct SessionStore: Sendable {
         try await sql(db).raw("UPDATE sessions SET last_seen_at = \(bind: now) WHERE id_hash = \(bind: record.id!)").run()
     }
 
-    /// Ends a session and everything attached to it.
-    func end(sessionHash: String, on db: any Database) async throws {
+    /// Ends a session and everything attached to it. Returns false if another request (or the
+    /// cleanup) had already ended it, so that an ending is audited once.
+    @discardableResult
+    func end(sessionHash: String, on db: any Database) async throws -> Bool {
+        struct Row: Decodable { let id_hash: String }
         try await sql(db).raw("DELETE FROM form_nonces WHERE session_hash = \(bind: sessionHash)").run()
         try await sql(db).raw("DELETE FROM pending_displays WHERE session_hash = \(bind: sessionHash)").run()
-        try await sql(db).raw("DELETE FROM sessions WHERE id_hash = \(bind: sessionHash)").run()
+        let deleted = try await sql(db).raw("DELETE FROM sessions WHERE id_hash = \(bind: sessionHash) RETURNING id_hash")
+            .all(decoding: Row.self)
+        return !deleted.isEmpty
     }
 
     /// Deletes every expired session and returns whose they were (for the audit trail). Each row
