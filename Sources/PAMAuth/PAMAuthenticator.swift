@@ -35,7 +35,7 @@ public final class PAMAuthenticator: Sendable {
 
     private struct State {
         var running = 0
-        var waiting: [String: (bridge: ConversationBridge, username: String)] = [:]
+        var waiting: [String: (bridge: ConversationBridge, username: String, host: String?)] = [:]
     }
 
     public init(configuration: PAMConfiguration, logger: Logger) {
@@ -50,6 +50,11 @@ public final class PAMAuthenticator: Sendable {
         guard Self.isAcceptableUsername(username) else { return .failure(.authenticationFailed) }
         let admitted = state.withLock { state -> Bool in
             guard state.running < configuration.threads else { return false }
+            // A stack that asks a second question of anyone (a one-time code after a wrong
+            // password) lets a visitor hold a thread for the prompt timeout: a few per address.
+            if let remoteHost, state.waiting.values.filter({ $0.host == remoteHost }).count >= Self.maxWaitingPerHost {
+                return false
+            }
             state.running += 1
             return true
         }
@@ -68,7 +73,7 @@ public final class PAMAuthenticator: Sendable {
             }
             bridge.deliver(outcome)
         }
-        return await waitForOutcome(bridge, id: conversationID, username: username)
+        return await waitForOutcome(bridge, id: conversationID, username: username, host: remoteHost)
     }
 
     /// Answers the prompt of a waiting sign-in. Each challenge takes one answer: a second
@@ -79,7 +84,7 @@ public final class PAMAuthenticator: Sendable {
             return ("", .failure(.conversationExpired))
         }
         waiting.bridge.provide(answers)
-        return (waiting.username, await waitForOutcome(waiting.bridge, id: conversationID, username: waiting.username))
+        return (waiting.username, await waitForOutcome(waiting.bridge, id: conversationID, username: waiting.username, host: waiting.host))
     }
 
     /// Ends a waiting sign-in (the person went back to the start).
@@ -104,16 +109,19 @@ public final class PAMAuthenticator: Sendable {
         try await pool.runIfActive(body)
     }
 
-    private func waitForOutcome(_ bridge: ConversationBridge, id: String, username: String) async -> PAMOutcome {
+    private func waitForOutcome(_ bridge: ConversationBridge, id: String, username: String, host: String?) async -> PAMOutcome {
         let outcome = await bridge.nextOutcome(timeout: configuration.responseTimeout)
         if case .challenge = outcome {
-            state.withLock { $0.waiting[id] = (bridge, username) }
+            state.withLock { $0.waiting[id] = (bridge, username, host) }
         }
         if case .failure(.timedOut) = outcome {
             logger.warning("PAM did not answer in time", metadata: ["service": "\(configuration.service)"])
         }
         return outcome
     }
+
+    /// Sign-ins waiting for an answer from one client address at most.
+    static let maxWaitingPerHost = 4
 
     static func isAcceptableUsername(_ username: String) -> Bool {
         !username.isEmpty && username.utf8.count <= 256

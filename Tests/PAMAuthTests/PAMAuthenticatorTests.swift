@@ -143,6 +143,24 @@ final class PAMAuthenticatorTests: XCTestCase {
         await pam.shutdown()
     }
 
+    func testOneAddressCannotHoldEveryThread() async throws {
+        let pam = authenticator(service: Self.otpService, threads: 8)
+        var waiting: [String] = []
+        for _ in 0..<PAMAuthenticator.maxWaitingPerHost {
+            guard case .challenge(let challenge) = await pam.authenticate(
+                username: "tt-otp", password: SecretBytes("Otp-Pass-1"), remoteHost: "203.0.113.5") else {
+                return XCTFail("expected an OTP prompt")
+            }
+            waiting.append(challenge.conversationID)
+        }
+        let oneMore = await pam.authenticate(username: "tt-otp", password: SecretBytes("Otp-Pass-1"), remoteHost: "203.0.113.5")
+        XCTAssertEqual(oneMore, .failure(.busy))
+        let elsewhere = await pam.authenticate(username: "tt-otp", password: SecretBytes("Otp-Pass-1"), remoteHost: "198.51.100.1")
+        guard case .challenge(let other) = elsewhere else { return XCTFail("another address is not affected, got \(elsewhere)") }
+        (waiting + [other.conversationID]).forEach(pam.cancel)
+        await pam.shutdown()
+    }
+
     func testGroupsComeFromNSS() throws {
         XCTAssertTrue(UnixGroups.names(of: "tt-officer").contains("teletan-officer"))
         XCTAssertFalse(UnixGroups.names(of: "tt-norole").contains("teletan-officer"))
