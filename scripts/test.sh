@@ -21,7 +21,7 @@ echo "== Swift tests (SQLite and PostgreSQL, real PAM)"
 PORTAL_PAM_TESTS=1 \
 PORTAL_TEST_POSTGRES_URL="$postgres_url" \
 PORTAL_TEST_REQUIRE_POSTGRES=1 \
-  swift test
+  swift test --disable-swift-testing
 
 echo "== browser tests (headless Chromium, real PAM, SQLite and PostgreSQL)"
 export SE_AVOID_STATS=true
