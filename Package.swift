@@ -79,7 +79,7 @@ let package = Package(
         ], path: "Tests/TestSupport"),
         .testTarget(name: "TeleTANTests", dependencies: ["TeleTAN"]),
         .testTarget(name: "PAMAuthTests", dependencies: [
-            "PAMAuth", .product(name: "Crypto", package: "swift-crypto"),
+            "PAMAuth", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "AuditTests", dependencies: [
             "Audit", "Storage", "Verification", "TeleTAN", "TestSupport",

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import TestSupport
 import XCTest
 @testable import PAMAuth
 
@@ -196,18 +197,5 @@ enum OATH {
         let value = (UInt32(mac[offset] & 0x7f) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8 | UInt32(mac[offset + 3])) % 1_000_000
         let digits = String(value)
         return String(repeating: "0", count: 6 - digits.count) + digits
-    }
-}
-
-enum Shell {
-    struct Failed: Error { let status: Int32 }
-
-    static func run(_ arguments: String...) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        try process.run()
-        process.waitUntilExit()
-        if process.terminationStatus != 0 { throw Failed(status: process.terminationStatus) }
     }
 }

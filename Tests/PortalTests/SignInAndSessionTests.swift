@@ -204,16 +204,3 @@ final class SignInAndSessionTests: XCTestCase {
         }
     }
 }
-
-enum Shell {
-    struct Failed: Error { let status: Int32 }
-
-    static func run(_ arguments: String...) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        try process.run()
-        process.waitUntilExit()
-        if process.terminationStatus != 0 { throw Failed(status: process.terminationStatus) }
-    }
-}
