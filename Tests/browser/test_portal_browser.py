@@ -22,7 +22,7 @@ from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import OTP_PAM_SERVICE, PortalInstance
+from conftest import OTP_PAM_SERVICE, PORTAL_BIN, PortalInstance
 
 OFFICER = ("tt-officer", "Officer-Pass-1")
 NO_ROLE = ("tt-norole", "Norole-Pass-1")
@@ -433,3 +433,24 @@ def test_sigterm_exits_cleanly(tmp_path):
     log = instance.log_text()
     assert returncode == 0, f"exit status {returncode} after SIGTERM:\n{instance.log_tail()}"
     assert "portal stopped" in log
+
+
+def test_audit_verify_after_a_real_session(portal, browser, secrets_ledger):
+    """`portal audit verify` (the operator's command) finds the chain written by a real sign-in,
+    issuance and sign-out intact."""
+    sign_in(browser, portal, secrets_ledger, *OFFICER)
+    browser.find_element(By.ID, "issue-teletan").click()
+    assert read_teletan(browser, secrets_ledger)
+    sign_out(browser)
+    result = subprocess.run([PORTAL_BIN, "audit", "verify", "--database", portal.database],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "audit trail intact" in result.stdout
+
+
+def test_bad_configuration_stops_with_one_line_naming_the_flag(tmp_path):
+    result = subprocess.run([PORTAL_BIN, "serve", "--port", "not-a-port"],
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == 78
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--port (PORTAL_PORT)" in lines[0], result.stderr
