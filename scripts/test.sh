@@ -27,4 +27,6 @@ echo "== browser tests (headless Chromium, real PAM, SQLite and PostgreSQL)"
 export SE_AVOID_STATS=true
 export PORTAL_BIN="$PWD/.build/debug/portal"
 python3 -m pytest -q Tests/browser
+# A clean schema: the Swift tests leave whatever their last test wrote (tampered audit rows included).
+psql -q "$postgres_url" -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public'
 BROWSER_TEST_DATABASE="$postgres_url" python3 -m pytest -q Tests/browser
