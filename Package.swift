@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "portal", targets: ["PortalCommand"]),
+        .executable(name: "verification-server", targets: ["VerificationServerCommand"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -15,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.9.0"),
         .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
@@ -56,10 +58,16 @@ let package = Package(
             .product(name: "FluentKit", package: "fluent-kit"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // Portal → verification server authentication: ES256 keys and short-lived JWTs.
+        .target(name: "ServiceAuth", dependencies: [
+            .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // The web portal: routes, sessions, CSRF, templates, limits.
         .target(name: "Portal", dependencies: [
-            "PAMAuth", "TeleTAN", "Storage", "Audit", "Verification",
+            "PAMAuth", "TeleTAN", "Storage", "Audit", "Verification", "ServiceAuth",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
             .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -67,8 +75,26 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
+        // The standalone verification server (CWA v1 API) over the same Verification code.
+        .target(name: "VerificationServer", dependencies: [
+            "Verification", "Storage", "Audit", "TeleTAN", "ServiceAuth",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        // Option parsing and exit codes shared by the two executables.
+        .target(name: "CommandSupport", dependencies: [
+            "Storage", "TeleTAN",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .executableTarget(name: "VerificationServerCommand", dependencies: [
+            "VerificationServer", "Storage", "TeleTAN", "CommandSupport",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         .executableTarget(name: "PortalCommand", dependencies: [
-            "Portal", "Audit", "Storage", "TeleTAN",
+            "Portal", "Audit", "Storage", "TeleTAN", "CommandSupport", "ServiceAuth",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Shared by the test targets: the databases every suite runs against, a settable clock.

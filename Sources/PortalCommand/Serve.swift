@@ -1,8 +1,10 @@
 import ArgumentParser
+import CommandSupport
 import Foundation
 import Hummingbird
 import Logging
 import Portal
+import ServiceAuth
 import Storage
 import TeleTAN
 
@@ -80,6 +82,13 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "How long a teleTAN stays on screen (env PORTAL_TELETAN_DISPLAY_TIME)")
     var teletanDisplayTime: String = Environment.value("PORTAL_TELETAN_DISPLAY_TIME") ?? "10m"
 
+    @Option(help: "'embedded', or the base URL of a CWA-compatible verification server's internal listener (env PORTAL_VERIFICATION_SERVER)")
+    var verificationServer: String = Environment.value("PORTAL_VERIFICATION_SERVER") ?? "embedded"
+    @Option(help: "Private key (from `portal keygen`) that signs requests to the verification server (env PORTAL_VERIFICATION_KEY)")
+    var verificationKey: String = Environment.value("PORTAL_VERIFICATION_KEY") ?? "portal-key.pem"
+    @Option(help: "Longest wait for the verification server (env PORTAL_VERIFICATION_TIMEOUT)")
+    var verificationTimeout: String = Environment.value("PORTAL_VERIFICATION_TIMEOUT") ?? "5s"
+
     @Flag(help: "Trust X-Forwarded-For/-Proto from a reverse proxy (env PORTAL_TRUST_PROXY=1)")
     var trustProxy = Environment.flag("PORTAL_TRUST_PROXY")
     @Option(help: "Directory of the HTML templates (env PORTAL_TEMPLATES)")
@@ -126,13 +135,29 @@ struct Serve: AsyncParsableCommand {
         return config
     }
 
+    /// nil for the embedded service; otherwise the HTTP client for the configured server.
+    func makeRemoteService() async throws -> RemoteVerificationService? {
+        guard verificationServer != "embedded" else { return nil }
+        guard let url = URL(string: verificationServer), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+            throw ConfigurationError(message: "--verification-server (PORTAL_VERIFICATION_SERVER): expected 'embedded' or an http(s) URL, got '\(verificationServer)'")
+        }
+        let timeout = try OptionParser.duration(verificationTimeout, flag: "--verification-timeout", env: "PORTAL_VERIFICATION_TIMEOUT")
+        do {
+            return RemoteVerificationService(baseURL: verificationServer, signer: try await PortalTokenSigner(privateKeyPath: verificationKey), timeout: timeout)
+        } catch let error as PortalKeys.Failure {
+            throw ConfigurationError(message: "--verification-key (PORTAL_VERIFICATION_KEY): \(error.description)")
+        }
+    }
+
     func run() async throws {
         let config = try makeConfiguration()
+        let remote = try await makeRemoteService()
         let logger = try storage.makeLogger()
         let portal: PortalApp
         do {
-            portal = try await PortalApp(configuration: config, logger: logger)
+            portal = try await PortalApp(configuration: config, logger: logger, verification: remote)
         } catch {
+            await remote?.shutdown()
             throw CommandFailure(message: "cannot start: \(StartupError.describe(error))")
         }
         logger.info("portal starting", metadata: [
@@ -142,21 +167,28 @@ struct Serve: AsyncParsableCommand {
             try await portal.makeApplication().runService()
         } catch {
             await portal.shutdown()
+            await remote?.shutdown()
             throw error
         }
         await portal.shutdown()
+        await remote?.shutdown()
         logger.info("portal stopped")
     }
 }
 
-/// Start-up errors for the operator: our own errors say what is wrong; driver errors are named
-/// by type only, because their descriptions can quote a connection string with its password.
-enum StartupError {
-    static func describe(_ error: any Error) -> String {
-        switch error {
-        case let error as SecretFile.Failure: error.description
-        case let error as DatabaseLocation.ParseError: "--database (PORTAL_DATABASE): \(error.description)"
-        default: "\(String(reflecting: type(of: error))) (is the database reachable and the schema writable?)"
+struct Keygen: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a key pair for signing requests to a verification server: DIR/portal-key.pem (keep it private) and DIR/portal-key.pub.pem (give it to the server's --trusted-portal-key).")
+
+    @Option(help: "Directory for the two key files (created if missing; existing keys are never overwritten)")
+    var out: String
+
+    func run() throws {
+        do {
+            let (privateKey, publicKey) = try PortalKeys.generate(into: out)
+            print("private key: \(privateKey)\npublic key:  \(publicKey)")
+        } catch let error as PortalKeys.Failure {
+            throw CommandFailure(message: error.description)
         }
     }
 }

@@ -22,6 +22,8 @@ public struct EmbeddedVerificationService: VerificationService {
         self.now = now
     }
 
+    public var sharesDatabase: Bool { true }
+
     public static func defaultGlobalLimit(perHour limit: Int = 1000) -> RateRule {
         RateRule(name: "teletan.global", limit: limit, window: .seconds(3600))
     }

@@ -8,11 +8,14 @@ public struct TeleTANRequest: Sendable {
     /// The officer's username, for the verification side's own records.
     public var requestedBy: String
     public var requestID: String?
+    /// The officer's roles in CWA terms (`c19hotline`, `c19hotline_event`), for a remote server.
+    public var roles: [String]
 
-    public init(type: TeleTANType, requestedBy: String, requestID: String? = nil) {
+    public init(type: TeleTANType, requestedBy: String, requestID: String? = nil, roles: [String] = []) {
         self.type = type
         self.requestedBy = requestedBy
         self.requestID = requestID
+        self.roles = roles
     }
 }
 
@@ -23,6 +26,13 @@ public struct IssuedTeleTAN: Sendable {
     public let type: TeleTANType
     public let issuedAt: Date
     public let validUntil: Date
+
+    public init(teleTAN: TeleTAN, type: TeleTANType, issuedAt: Date, validUntil: Date) {
+        self.teleTAN = teleTAN
+        self.type = type
+        self.issuedAt = issuedAt
+        self.validUntil = validUntil
+    }
 }
 
 public enum VerificationServiceError: Error, Sendable, Equatable {
@@ -39,4 +49,7 @@ public protocol VerificationService: Sendable {
     /// in the same database writes there, so the teleTAN exists only if the caller's audit entry
     /// commits too. A remote implementation ignores it.
     func issueTeleTAN(_ request: TeleTANRequest, within db: any Database) async throws -> IssuedTeleTAN
+
+    /// True when the service writes into the caller's database (and so joins its transaction).
+    var sharesDatabase: Bool { get }
 }

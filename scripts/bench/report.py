@@ -115,6 +115,8 @@ def main() -> int:
             f"(pam_unix/yescrypt, ~16 MiB per sign-in in progress; not part of the target)")
     add(f"    CPU (cores of {cores['machine']:.0f})    portal {cores['portal']:.2f}, postgres {cores['postgres']:.2f}, "
         f"load client {cores['client']:.2f}, other {cores['other']:.2f}, idle {cores['machine'] - cores['busy']:.2f}")
+    if cores["other"] > 0.1:
+        add(f"    WARNING: other processes used {cores['other']:.2f} cores during the window: the figures are skewed")
     add(f"    connections opened    {load['connections_opened']} (keep-alive: one per officer expected)"
         + (f", re-sign-ins {load['resignins']}" if load["resignins"] else ""))
     add(f"    sign-in               {load['officers']} officers in {load['signin_seconds']:.1f} s"

@@ -53,26 +53,45 @@ struct TeleTANIssuer: Sendable {
             AuditEvent(action: .teleTANIssue, outcome: outcome, actor: user.username, role: role.rawValue,
                        address: context.clientAddress, requestID: context.requestID, subject: subject, details: details)
         }
-        do {
-            let outcome: Outcome = try await db.transaction { tx in
-                guard try await nonces.consume(nonce, sessionHash: user.sessionHash, on: tx) else {
-                    try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "form_already_used"]), at: time, on: tx)
-                    return .formAlreadyUsed
-                }
-                try await RateLimiter().consume(userLimits(user), at: time, on: tx)
-                let issued = try await service.issueTeleTAN(
-                    TeleTANRequest(type: type, requestedBy: user.username, requestID: context.requestID), within: tx)
-                try await audit.append(event(
-                    .success, hasher.hash(issued.teleTAN.value, for: .teleTANFingerprint),
-                    ["type": type.rawValue, "valid_until": ISO8601DateFormatter().string(from: issued.validUntil)]
-                ), at: time, on: tx)
-                try await displays.store(
-                    .init(teleTAN: issued.teleTAN.value, type: type.rawValue, validUntil: issued.validUntil, issuedAt: issued.issuedAt),
-                    sessionHash: user.sessionHash, now: time, on: tx)
-                return .issued(type: type)
+        let request = TeleTANRequest(type: type, requestedBy: user.username, requestID: context.requestID, roles: user.cwaRoles)
+        // Takes the form's nonce and counts the officer's limits; false if the form was used.
+        let claimForm: @Sendable (any Database) async throws -> Bool = { tx in
+            guard try await nonces.consume(nonce, sessionHash: user.sessionHash, on: tx) else {
+                try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "form_already_used"]), at: time, on: tx)
+                return false
             }
-            if case .issued = outcome { metrics.teleTANIssued(type: type.rawValue) }
-            return outcome
+            try await RateLimiter().consume(userLimits(user), at: time, on: tx)
+            return true
+        }
+        // Audits the new teleTAN and parks it (sealed) for the result page.
+        let record: @Sendable (IssuedTeleTAN, any Database) async throws -> Void = { issued, tx in
+            try await audit.append(event(
+                .success, hasher.hash(issued.teleTAN.value, for: .teleTANFingerprint),
+                ["type": type.rawValue, "valid_until": ISO8601DateFormatter().string(from: issued.validUntil)]
+            ), at: time, on: tx)
+            try await displays.store(
+                .init(teleTAN: issued.teleTAN.value, type: type.rawValue, validUntil: issued.validUntil, issuedAt: issued.issuedAt),
+                sessionHash: user.sessionHash, now: time, on: tx)
+        }
+        do {
+            if service.sharesDatabase {
+                // Embedded: creation, audit entry and display commit together, or not at all.
+                let outcome: Outcome = try await db.transaction { tx in
+                    guard try await claimForm(tx) else { return .formAlreadyUsed }
+                    try await record(try await service.issueTeleTAN(request, within: tx), tx)
+                    return .issued(type: type)
+                }
+                if case .issued = outcome { metrics.teleTANIssued(type: type.rawValue) }
+                return outcome
+            }
+            // Remote: no database transaction stays open during the HTTP call. The form is
+            // claimed first (so a double submit still creates one teleTAN); a teleTAN the server
+            // created but whose audit entry fails is never shown and simply expires.
+            guard try await db.transaction({ try await claimForm($0) }) else { return .formAlreadyUsed }
+            let issued = try await service.issueTeleTAN(request, within: db)
+            try await db.transaction { try await record(issued, $0) }
+            metrics.teleTANIssued(type: type.rawValue)
+            return .issued(type: type)
         } catch let limited as RateLimitExceeded {
             metrics.rateLimited(scope: "user")
             try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "rate_limit", "rule": limited.rule.name]), at: time, on: db)

@@ -9,6 +9,15 @@ public struct SignedInUser: Sendable, Equatable {
     /// This session's CSRF token, derived from the session hash with the server key.
     let csrfToken: String
 
+    /// The roles a verification server knows (CWA): TEST teleTANs need `c19hotline`, EVENT
+    /// teleTANs `c19hotline_event`.
+    var cwaRoles: [String] {
+        var result: [String] = []
+        if has(anyOf: Role.teleTANIssuers) { result.append("c19hotline") }
+        if roles.contains(.event) { result.append("c19hotline_event") }
+        return result
+    }
+
     public func has(anyOf required: Set<Role>) -> Bool {
         !roles.isDisjoint(with: required)
     }

@@ -1,20 +1,20 @@
 import Foundation
 
 /// Reads `PORTAL_*` environment variables as option defaults: every flag has one.
-enum Environment {
-    static func value(_ name: String) -> String? {
+public enum Environment {
+    public static func value(_ name: String) -> String? {
         ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    static func flag(_ name: String) -> Bool {
+    public static func flag(_ name: String) -> Bool {
         guard let value = value(name)?.lowercased() else { return false }
         return ["1", "true", "yes", "on"].contains(value)
     }
 }
 
 /// Parses option values and reports problems as "--flag (ENV): what was expected".
-struct OptionParser {
-    static func integer(_ text: String, flag: String, env: String, range: ClosedRange<Int>) throws -> Int {
+public enum OptionParser {
+    public static func integer(_ text: String, flag: String, env: String, range: ClosedRange<Int>) throws -> Int {
         guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
             throw ConfigurationError(message: "\(flag) (\(env)): expected a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
         }
@@ -22,7 +22,7 @@ struct OptionParser {
     }
 
     /// `90`, `90s`, `15m`, `8h` or `2d`; `0s` only where `allowZero` (a limit switched off).
-    static func duration(_ text: String, flag: String, env: String, allowZero: Bool = false) throws -> Duration {
+    public static func duration(_ text: String, flag: String, env: String, allowZero: Bool = false) throws -> Duration {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         var number = trimmed, multiplier: Int64 = 1
@@ -36,7 +36,7 @@ struct OptionParser {
         return .seconds(value * multiplier)
     }
 
-    static func name(_ text: String, flag: String, env: String) throws -> String {
+    public static func name(_ text: String, flag: String, env: String) throws -> String {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, !trimmed.contains(where: { $0.isWhitespace || $0 == "/" }) else {
             throw ConfigurationError(message: "\(flag) (\(env)): expected a name without spaces or slashes, got '\(text)'")

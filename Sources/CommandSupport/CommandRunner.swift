@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import Storage
+import TeleTAN
+
+/// A start-up configuration problem; `message` names the flag and its environment variable.
+public struct ConfigurationError: Error {
+    public let message: String
+    public init(message: String) { self.message = message }
+}
+
+/// A command that ran but did not succeed (e.g. a broken audit chain).
+public struct CommandFailure: Error {
+    public let message: String
+    public init(message: String) { self.message = message }
+}
+
+/// Parses and runs a command line with the exit codes of docs/configuration.md: 64 for usage
+/// errors, 78 for bad configuration (one line naming the flag), 1 for a failed command.
+public enum CommandRunner {
+    public static func run<Root: ParsableCommand>(_ root: Root.Type) async {
+        var command: any ParsableCommand
+        do {
+            command = try Root.parseAsRoot()
+        } catch {
+            if Root.exitCode(for: error) == .success {
+                Root.exit(withError: error)  // --help, --version
+            }
+            fail(Root.message(for: error), status: 64)  // EX_USAGE
+        }
+        do {
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as ConfigurationError {
+            fail(error.message, status: 78)  // EX_CONFIG
+        } catch let error as CommandFailure {
+            fail(error.message, status: 1)
+        } catch {
+            // Only the error's type: descriptions of driver errors may quote connection strings.
+            fail("failed: \(String(reflecting: type(of: error)))", status: 1)
+        }
+    }
+
+    static func fail(_ message: String, status: Int32) -> Never {
+        FileHandle.standardError.write(Data("\(ProcessInfo.processInfo.processName): \(message)\n".utf8))
+        exit(status)
+    }
+}
+
+/// Start-up errors for the operator: our own errors say what is wrong; driver errors are named
+/// by type only, because their descriptions can quote a connection string with its password.
+public enum StartupError {
+    public static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as SecretFile.Failure: error.description
+        case let error as DatabaseLocation.ParseError: "--database: \(error.description)"
+        case let error as CustomStringConvertible where String(reflecting: type(of: error)).hasPrefix("ServiceAuth."): error.description
+        default: "\(String(reflecting: type(of: error))) (is the database reachable and the schema writable?)"
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Crypto
+import Foundation
+import JWTKit
+
+/// What a portal asserts when it asks the verification server for a teleTAN: which officer,
+/// with which CWA roles, for the next minute. Signed with the portal's own ES256 key.
+public struct PortalTokenPayload: JWTPayload, Equatable {
+    /// CWA role for TEST teleTANs.
+    public static let hotlineRole = "c19hotline"
+    /// CWA role for EVENT teleTANs.
+    public static let eventRole = "c19hotline_event"
+
+    public var sub: SubjectClaim
+    public var roles: [String]
+    public var iat: IssuedAtClaim
+    public var exp: ExpirationClaim
+
+    public init(username: String, roles: [String], issuedAt: Date, lifetime: TimeInterval = 60) {
+        sub = SubjectClaim(value: username)
+        self.roles = roles
+        iat = IssuedAtClaim(value: issuedAt)
+        exp = ExpirationClaim(value: issuedAt.addingTimeInterval(lifetime))
+    }
+
+    public func verify(using algorithm: some JWTAlgorithm) throws {
+        try exp.verifyNotExpired()
+    }
+}
+
+/// ES256 key files: `portal keygen` writes them, the portal signs with the private one, the
+/// verification server trusts the public ones. A key is named by its thumbprint (the JWT `kid`),
+/// which the server records as "which portal asked".
+public enum PortalKeys {
+    public static let privateKeyFile = "portal-key.pem"
+    public static let publicKeyFile = "portal-key.pub.pem"
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Writes a new key pair into `directory`; the private key with mode 0600. Never overwrites.
+    public static func generate(into directory: String) throws -> (privateKey: String, publicKey: String) {
+        let privatePath = (directory as NSString).appendingPathComponent(privateKeyFile)
+        let publicPath = (directory as NSString).appendingPathComponent(publicKeyFile)
+        for path in [privatePath, publicPath] where FileManager.default.fileExists(atPath: path) {
+            throw Failure(description: "\(path) exists; refusing to overwrite a key")
+        }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let key = ES256PrivateKey()
+        guard FileManager.default.createFile(atPath: privatePath, contents: Data(key.pemRepresentation.utf8),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw Failure(description: "cannot write \(privatePath)")
+        }
+        try Data(key.publicKey.pemRepresentation.utf8).write(to: URL(fileURLWithPath: publicPath))
+        return (privatePath, publicPath)
+    }
+
+    public static func loadPrivateKey(at path: String) throws -> ES256PrivateKey {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Failure(description: "cannot read private key \(path)")
+        }
+        do { return try ES256PrivateKey(pem: data) } catch {
+            throw Failure(description: "\(path) is not an ES256 (P-256) private key in PEM format")
+        }
+    }
+
+    public static func loadPublicKey(at path: String) throws -> ES256PublicKey {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Failure(description: "cannot read public key \(path)")
+        }
+        do { return try ES256PublicKey(pem: data) } catch {
+            throw Failure(description: "\(path) is not an ES256 (P-256) public key in PEM format")
+        }
+    }
+
+    /// First 16 hex digits of SHA-256 over the public key's PEM form.
+    public static func thumbprint(of key: ES256PublicKey) -> String {
+        SHA256.hash(data: Data(key.pemRepresentation.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// Signs short-lived tokens for one portal.
+public struct PortalTokenSigner: Sendable {
+    private let keys: JWTKeyCollection
+    public let keyID: String
+
+    public init(privateKeyPath: String) async throws {
+        let key = try PortalKeys.loadPrivateKey(at: privateKeyPath)
+        keyID = PortalKeys.thumbprint(of: key.publicKey)
+        keys = JWTKeyCollection()
+        await keys.add(ecdsa: key, kid: JWKIdentifier(string: keyID))
+    }
+
+    public func token(username: String, roles: [String], now: Date = Date()) async throws -> String {
+        try await keys.sign(PortalTokenPayload(username: username, roles: roles, issuedAt: now), kid: JWKIdentifier(string: keyID))
+    }
+}
+
+/// Verifies portal tokens against the trusted portals' public keys.
+public struct PortalTokenVerifier: Sendable {
+    public struct Verified: Sendable, Equatable {
+        public let portal: String
+        public let payload: PortalTokenPayload
+    }
+
+    private let keys: JWTKeyCollection
+    public let trustedPortals: [String]
+
+    public init(publicKeyPaths: [String]) async throws {
+        keys = JWTKeyCollection()
+        var thumbprints: [String] = []
+        for path in publicKeyPaths {
+            let key = try PortalKeys.loadPublicKey(at: path)
+            let thumbprint = PortalKeys.thumbprint(of: key)
+            await keys.add(ecdsa: key, kid: JWKIdentifier(string: thumbprint))
+            thumbprints.append(thumbprint)
+        }
+        trustedPortals = thumbprints
+    }
+
+    /// The portal (key thumbprint) and payload, or nil for an unsigned, wrongly signed, expired
+    /// or untrusted token.
+    public func verify(_ token: String) async -> Verified? {
+        guard let header = try? DefaultJWTParser().parse(Array(token.utf8), as: PortalTokenPayload.self).header,
+              let kid = header.kid, trustedPortals.contains(kid),
+              let payload = try? await keys.verify(token, as: PortalTokenPayload.self)
+        else { return nil }
+        return Verified(portal: kid, payload: payload)
+    }
+}

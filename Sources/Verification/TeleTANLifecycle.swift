@@ -1,0 +1,124 @@
+import FluentKit
+import Foundation
+import Storage
+import TeleTAN
+
+/// The app-facing half of the verification server: teleTAN → registration token → TAN →
+/// verification by the submission server. Every value is looked up by its keyed hash (the
+/// database compares hashes, never the secrets themselves), and each step is single use.
+public struct TeleTANLifecycle: Sendable {
+    public enum Refusal: Error, Equatable, Sendable {
+        /// Malformed, unknown, expired or already redeemed teleTAN: one answer for all.
+        case invalidTeleTAN
+        case unknownRegistrationToken
+        case tanAlreadyIssued
+        case unknownOrUsedTAN
+    }
+
+    public static let tanValidity: TimeInterval = 14 * 24 * 60 * 60
+    /// CWA deletes rows older than 21 days.
+    public static let retention: TimeInterval = 21 * 24 * 60 * 60
+
+    private let hasher: KeyedHasher
+    private let now: @Sendable () -> Date
+
+    public init(hasher: KeyedHasher, now: @escaping @Sendable () -> Date = Date.init) {
+        self.hasher = hasher
+        self.now = now
+    }
+
+    /// Redeems a teleTAN once and returns a new registration token (UUID v4).
+    /// The check character is verified too (the original CWA server did not).
+    public func registrationToken(for key: String, on db: any Database) async throws -> String {
+        guard let teleTAN = TeleTAN(key) else { throw Refusal.invalidTeleTAN }
+        let time = now()
+        return try await db.transaction { tx in
+            // A conditional UPDATE redeems at most once, even for concurrent requests.
+            struct Row: Decodable { let type: String }
+            let hash = hasher.hash(teleTAN.value, for: .teleTANStorage)
+            guard let row = try await sql(tx).raw("""
+                UPDATE teletans SET redeemed_at = \(bind: time)
+                WHERE hash = \(bind: hash) AND redeemed_at IS NULL AND valid_until > \(bind: time)
+                RETURNING type
+                """).first(decoding: Row.self)
+            else { throw Refusal.invalidTeleTAN }
+            let token = UUID().uuidString.lowercased()
+            try await RegistrationTokenRecord(
+                hash: hasher.hash(token, for: .registrationToken), teleTANType: row.type, createdAt: time
+            ).create(on: tx)
+            return token
+        }
+    }
+
+    /// Issues the one TAN of a registration token.
+    public func tan(for registrationToken: String, on db: any Database) async throws -> String {
+        guard Self.isUUIDv4(registrationToken) else { throw Refusal.unknownRegistrationToken }
+        let time = now()
+        return try await db.transaction { tx in
+            struct Row: Decodable { let teletan_type: String }
+            let hash = hasher.hash(registrationToken.lowercased(), for: .registrationToken)
+            guard let row = try await sql(tx).raw("""
+                UPDATE registration_tokens SET tan_issued = \(bind: true)
+                WHERE hash = \(bind: hash) AND tan_issued = \(bind: false)
+                RETURNING teletan_type
+                """).first(decoding: Row.self)
+            else {
+                let exists = try await RegistrationTokenRecord.query(on: tx).filter(\.$hash == hash).count() > 0
+                throw exists ? Refusal.tanAlreadyIssued : Refusal.unknownRegistrationToken
+            }
+            let tan = UUID().uuidString.lowercased()
+            try await TANRecord(
+                hash: hasher.hash(tan, for: .tan), teleTANType: row.teletan_type, createdAt: time,
+                validUntil: time.addingTimeInterval(Self.tanValidity)
+            ).create(on: tx)
+            return tan
+        }
+    }
+
+    /// The session creation time of a registration token; teleTAN sessions are always positive.
+    public func sessionCreation(of registrationToken: String, on db: any Database) async throws -> Date {
+        guard Self.isUUIDv4(registrationToken),
+              let record = try await RegistrationTokenRecord.query(on: db)
+                .filter(\.$hash == hasher.hash(registrationToken.lowercased(), for: .registrationToken)).first()
+        else { throw Refusal.unknownRegistrationToken }
+        return record.createdAt
+    }
+
+    /// Consumes a TAN for the submission server; returns the teleTAN type it stems from.
+    public func verify(tan: String, on db: any Database) async throws -> String {
+        guard Self.isUUIDv4(tan) else { throw Refusal.unknownOrUsedTAN }
+        let time = now()
+        struct Row: Decodable { let teletan_type: String }
+        guard let row = try await sql(db).raw("""
+            UPDATE tans SET redeemed_at = \(bind: time)
+            WHERE hash = \(bind: hasher.hash(tan.lowercased(), for: .tan)) AND redeemed_at IS NULL AND valid_until > \(bind: time)
+            RETURNING teletan_type
+            """).first(decoding: Row.self)
+        else { throw Refusal.unknownOrUsedTAN }
+        return row.teletan_type
+    }
+
+    /// Deletes rows older than the retention time. On PostgreSQL a transaction-level advisory
+    /// lock lets one instance do it while the others skip this round.
+    /// - Returns: false when another instance holds the lock.
+    @discardableResult
+    public func purgeExpired(on db: any Database) async throws -> Bool {
+        let cutoff = now().addingTimeInterval(-Self.retention)
+        return try await db.transaction { tx in
+            if sql(tx).dialect.name == "postgresql" {
+                struct Lock: Decodable { let locked: Bool }
+                let lock = try await sql(tx).raw("SELECT pg_try_advisory_xact_lock(727273) AS locked").first(decoding: Lock.self)
+                guard lock?.locked == true else { return false }
+            }
+            try await TeleTANRecord.query(on: tx).filter(\.$createdAt < cutoff).delete()
+            try await RegistrationTokenRecord.query(on: tx).filter(\.$createdAt < cutoff).delete()
+            try await TANRecord.query(on: tx).filter(\.$createdAt < cutoff).delete()
+            return true
+        }
+    }
+
+    /// `^[a-f0-9]{8}-[a-f0-9]{4}-4[a-f0-9]{3}-[89aAbB][a-f0-9]{3}-[a-f0-9]{12}$`, as CWA checks.
+    public static func isUUIDv4(_ value: String) -> Bool {
+        value.wholeMatch(of: /[a-f0-9]{8}-[a-f0-9]{4}-4[a-f0-9]{3}-[89aAbB][a-f0-9]{3}-[a-f0-9]{12}/) != nil
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import NIOCore
+
+/// The request rules of the CWA verification API, before any handler runs: bodies over 10,000
+/// bytes and chunked bodies are refused with 406, a body that is not JSON with 415; a forwarded
+/// client address is used behind a trusted proxy. Every error leaves as a small JSON body, never
+/// as a 500 for bad input.
+struct CWARequestMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    static let maxBodySize = 10_000
+    let trustProxy: Bool
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        if trustProxy, let forwarded = request.headers[HTTPField.Name("X-Forwarded-For")!]?
+            .split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !forwarded.isEmpty {
+            context.clientAddress = String(forwarded.prefix(64))
+        }
+        do {
+            if request.method == .post {
+                if request.headers[.transferEncoding]?.lowercased().contains("chunked") == true {
+                    throw HTTPError(.notAcceptable, message: "chunked bodies are not accepted")
+                }
+                let length = request.headers[.contentLength].flatMap(Int.init) ?? 0
+                if length > Self.maxBodySize {
+                    throw HTTPError(.notAcceptable, message: "body larger than \(Self.maxBodySize) bytes")
+                }
+                if length > 0, !(request.headers[.contentType]?.lowercased().hasPrefix("application/json") ?? false) {
+                    throw HTTPError(.unsupportedMediaType, message: "expected application/json")
+                }
+            }
+            return try await next(request, context)
+        } catch let error as HTTPError {
+            let status = error.status.code >= 500 ? HTTPResponse.Status.badRequest : error.status
+            return Self.json(status: status, ["status": .int(status.code), "error": .string(error.body ?? status.reasonPhrase)])
+        } catch is DecodingError {
+            return Self.json(status: .badRequest, ["status": .int(400), "error": .string("malformed JSON")])
+        } catch is NIOTooManyBytesError {
+            return Self.json(status: .notAcceptable, ["status": .int(406), "error": .string("body too large")])
+        } catch {
+            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            return Self.json(status: .internalServerError, ["status": .int(500), "error": .string("internal error")])
+        }
+    }
+
+    enum Value: Encodable {
+        case string(String), int(Int)
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .string(let value): try container.encode(value)
+            case .int(let value): try container.encode(value)
+            }
+        }
+    }
+
+    static func json(status: HTTPResponse.Status, _ object: [String: Value], headers: HTTPFields = [:]) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = (try? encoder.encode(object)) ?? Data("{}".utf8)
+        return json(status: status, body: data, headers: headers)
+    }
+
+    static func json(status: HTTPResponse.Status, body: Data, headers: HTTPFields = [:]) -> Response {
+        var all = headers
+        all[.contentType] = "application/json"
+        return Response(status: status, headers: all, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

@@ -1,0 +1,120 @@
+import Audit
+import Foundation
+import FluentKit
+import Hummingbird
+import Logging
+import ServiceAuth
+import ServiceLifecycle
+import Storage
+import TeleTAN
+import Verification
+
+/// The standalone verification server: the same teleTAN code the portal embeds
+/// (``EmbeddedVerificationService``, ``TeleTANLifecycle``) served over the CWA v1 API on two
+/// listeners.
+public final class VerificationServerApp: Sendable {
+    public static let migrations: [any Migration] = [
+        CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), CreateLifecycleRecords(),
+    ]
+
+    public let configuration: ServerConfiguration
+    public let database: PortalDatabase
+    let logger: Logger
+    let hasher: KeyedHasher
+    let tokens: PortalTokenVerifier
+    let metrics = ServerMetrics()
+    let now: @Sendable () -> Date
+
+    public init(configuration: ServerConfiguration, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) async throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.now = now
+        hasher = KeyedHasher(key: try SecretFile.loadOrCreate(at: configuration.secretFile))
+        tokens = try await PortalTokenVerifier(publicKeyPaths: configuration.trustedPortalKeys)
+        database = try PortalDatabase(location: configuration.database, logger: logger)
+        do {
+            try await database.migrate(Self.migrations, logger: logger)
+        } catch {
+            await database.shutdown()
+            throw error
+        }
+    }
+
+    var lifecycle: TeleTANLifecycle { TeleTANLifecycle(hasher: hasher, now: now) }
+
+    /// The app-facing listener: registration token, TAN, test result; health and metrics.
+    public func makeAppRouter() -> Router<ServerRequestContext> {
+        let router = Router(context: ServerRequestContext.self)
+        router.add(middleware: CWARequestMiddleware(trustProxy: configuration.trustProxy))
+        AppAPIController(
+            database: database, lifecycle: lifecycle,
+            guessing: GuessingProtection(
+                slowdownAfter: configuration.guessSlowdownAfter, lockoutAfter: configuration.guessLockoutAfter,
+                window: configuration.guessWindow, lockout: configuration.guessLockout, now: now),
+            hasher: hasher, metrics: metrics
+        ).addRoutes(to: router)
+        router.get("/health/live") { _, _ in "ok\n" }
+        router.get("/health/ready") { [database] _, context -> Response in
+            let ready = await database.isReachable(logger: context.logger)
+            return Response(status: ready ? .ok : .serviceUnavailable, body: .init(byteBuffer: ByteBuffer(string: ready ? "ok\n" : "database unreachable\n")))
+        }
+        router.get("/metrics") { [metrics] _, _ in metrics.render() }
+        return router
+    }
+
+    /// The internal listener: teleTAN creation (portals) and TAN verification (submission server).
+    public func makeInternalRouter() -> Router<ServerRequestContext> {
+        let router = Router(context: ServerRequestContext.self)
+        router.add(middleware: CWARequestMiddleware(trustProxy: configuration.trustProxy))
+        InternalAPIController(
+            database: database,
+            service: EmbeddedVerificationService(
+                hasher: hasher, globalLimit: EmbeddedVerificationService.defaultGlobalLimit(perHour: configuration.teleTANsPerHour),
+                logger: logger, now: now),
+            lifecycle: lifecycle, tokens: tokens, audit: AuditLog(), hasher: hasher, metrics: metrics, now: now
+        ).addRoutes(to: router)
+        return router
+    }
+
+    /// Both listeners and the retention job, stopped together on SIGTERM or SIGINT.
+    public func run() async throws {
+        let app = Application(
+            router: makeAppRouter(),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            logger: logger)
+        let internalApp = Application(
+            router: makeInternalRouter(),
+            configuration: .init(address: .hostname(configuration.internalHost, port: configuration.internalPort), serverName: nil),
+            logger: logger)
+        let group = ServiceGroup(configuration: .init(
+            services: [app, internalApp, RetentionService(lifecycle: lifecycle, database: database, logger: logger)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
+    public func shutdown() async {
+        await database.shutdown()
+    }
+}
+
+/// Hourly deletion of rows older than 21 days; one instance at a time (advisory lock).
+struct RetentionService: Service {
+    let lifecycle: TeleTANLifecycle
+    let database: PortalDatabase
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    do {
+                        try await lifecycle.purgeExpired(on: database.database(logger: logger))
+                    } catch {
+                        logger.warning("retention run failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                    }
+                    try await Task.sleep(for: .seconds(3600))
+                }
+            }
+        } catch is CancellationError {}
+    }
+}

@@ -1,0 +1,130 @@
+import ArgumentParser
+import CommandSupport
+import Foundation
+import Logging
+import Storage
+import VerificationServer
+
+/// `verification-server serve | migrate`: the CWA v1 verification API over the same teleTAN
+/// code the portal embeds.
+@main
+enum Main {
+    static func main() async {
+        await CommandRunner.run(VerificationServerCommand.self)
+    }
+}
+
+struct VerificationServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verification-server",
+        abstract: "CWA-compatible verification server: teleTAN → registration token → TAN → verification.",
+        subcommands: [Serve.self, Migrate.self])
+}
+
+struct CommonOptions: ParsableArguments {
+    @Option(help: "sqlite:PATH or postgres://user:password@host:port/database (env VERIFICATION_DATABASE)")
+    var database: String = Environment.value("VERIFICATION_DATABASE") ?? "sqlite:verification.sqlite"
+    @Option(help: "Log level (env VERIFICATION_LOG_LEVEL)")
+    var logLevel: String = Environment.value("VERIFICATION_LOG_LEVEL") ?? "info"
+
+    func location() throws -> DatabaseLocation {
+        do { return try DatabaseLocation(parsing: database) } catch let error as DatabaseLocation.ParseError {
+            throw ConfigurationError(message: "--database (VERIFICATION_DATABASE): \(error.description)")
+        }
+    }
+
+    func makeLogger() throws -> Logger {
+        guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
+            throw ConfigurationError(message: "--log-level (VERIFICATION_LOG_LEVEL): expected trace, debug, info, notice, warning or error, got '\(logLevel)'")
+        }
+        LoggingSystem.bootstrap(StreamLogHandler.standardOutput)
+        var logger = Logger(label: "verification-server")
+        logger.logLevel = level
+        return logger
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run both listeners (migrations run first).")
+
+    @OptionGroup var common: CommonOptions
+    @Option(help: "Address of the app-facing listener (env VERIFICATION_HOST)")
+    var host: String = Environment.value("VERIFICATION_HOST") ?? "127.0.0.1"
+    @Option(help: "Port of the app-facing listener (env VERIFICATION_PORT)")
+    var port: String = Environment.value("VERIFICATION_PORT") ?? "8081"
+    @Option(help: "Address of the internal listener (env VERIFICATION_INTERNAL_HOST)")
+    var internalHost: String = Environment.value("VERIFICATION_INTERNAL_HOST") ?? "127.0.0.1"
+    @Option(help: "Port of the internal listener: teleTAN creation, TAN verification (env VERIFICATION_INTERNAL_PORT)")
+    var internalPort: String = Environment.value("VERIFICATION_INTERNAL_PORT") ?? "8082"
+    @Option(help: "Server secret file, created with mode 600 if missing (env VERIFICATION_SECRET_FILE)")
+    var secretFile: String = Environment.value("VERIFICATION_SECRET_FILE") ?? "verification.secret"
+    @Option(help: "Public key of a portal allowed to request teleTANs; repeat for several (env VERIFICATION_TRUSTED_PORTAL_KEYS, comma-separated)")
+    var trustedPortalKey: [String] = (Environment.value("VERIFICATION_TRUSTED_PORTAL_KEYS") ?? "")
+        .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    @Option(help: "teleTANs per rolling hour, both types (env VERIFICATION_TELETANS_PER_HOUR)")
+    var teletansPerHour: String = Environment.value("VERIFICATION_TELETANS_PER_HOUR") ?? "1000"
+    @Flag(help: "Trust X-Forwarded-For from a reverse proxy (env VERIFICATION_TRUST_PROXY=1)")
+    var trustProxy = Environment.flag("VERIFICATION_TRUST_PROXY")
+
+    func makeConfiguration() throws -> ServerConfiguration {
+        var config = ServerConfiguration()
+        config.host = try OptionParser.name(host, flag: "--host", env: "VERIFICATION_HOST")
+        config.port = try OptionParser.integer(port, flag: "--port", env: "VERIFICATION_PORT", range: 1...65535)
+        config.internalHost = try OptionParser.name(internalHost, flag: "--internal-host", env: "VERIFICATION_INTERNAL_HOST")
+        config.internalPort = try OptionParser.integer(internalPort, flag: "--internal-port", env: "VERIFICATION_INTERNAL_PORT", range: 1...65535)
+        if config.internalPort == config.port && config.internalHost == config.host {
+            throw ConfigurationError(message: "--internal-port (VERIFICATION_INTERNAL_PORT): must differ from --port; the internal endpoints need their own listener")
+        }
+        config.database = try common.location()
+        config.secretFile = secretFile
+        config.trustedPortalKeys = trustedPortalKey
+        for path in trustedPortalKey where !FileManager.default.isReadableFile(atPath: path) {
+            throw ConfigurationError(message: "--trusted-portal-key (VERIFICATION_TRUSTED_PORTAL_KEYS): cannot read '\(path)'")
+        }
+        config.teleTANsPerHour = try OptionParser.integer(teletansPerHour, flag: "--teletans-per-hour", env: "VERIFICATION_TELETANS_PER_HOUR", range: 1...100_000_000)
+        config.trustProxy = trustProxy
+        return config
+    }
+
+    func run() async throws {
+        let config = try makeConfiguration()
+        let logger = try common.makeLogger()
+        let server: VerificationServerApp
+        do {
+            server = try await VerificationServerApp(configuration: config, logger: logger)
+        } catch {
+            throw CommandFailure(message: "cannot start: \(StartupError.describe(error))")
+        }
+        logger.info("verification server starting", metadata: [
+            "app": "\(config.host):\(config.port)", "internal": "\(config.internalHost):\(config.internalPort)",
+            "database": "\(config.database)", "trusted_portals": "\(config.trustedPortalKeys.count)",
+        ])
+        do {
+            try await server.run()
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+        logger.info("verification server stopped")
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Create or update the database tables, then exit.")
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let logger = try common.makeLogger()
+        let database = try PortalDatabase(location: try common.location(), logger: logger)
+        do {
+            try await database.migrate(VerificationServerApp.migrations, logger: logger)
+        } catch {
+            await database.shutdown()
+            throw CommandFailure(message: "migration failed: \(StartupError.describe(error))")
+        }
+        await database.shutdown()
+        print("migrations applied to \(database.location)")
+    }
+}
