@@ -111,8 +111,14 @@ let package = Package(
             "Audit", "Storage", "Verification", "TeleTAN", "TestSupport",
             .product(name: "FluentKit", package: "fluent-kit"),
         ]),
+        .testTarget(name: "VerificationServerTests", dependencies: [
+            "VerificationServer", "Verification", "ServiceAuth", "TeleTAN", "Storage", "TestSupport", "Portal", "Audit",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "FluentKit", package: "fluent-kit"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+        ]),
         .testTarget(name: "PortalTests", dependencies: [
-            "Portal", "Audit", "Storage", "Verification", "TeleTAN", "TestSupport",
+            "Portal", "Audit", "Storage", "Verification", "TeleTAN", "TestSupport", "VerificationServer", "ServiceAuth",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "FluentKit", package: "fluent-kit"),
             .product(name: "HTTPTypes", package: "swift-http-types"),

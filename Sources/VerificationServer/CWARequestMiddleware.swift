@@ -34,7 +34,9 @@ struct CWARequestMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch let error as HTTPError {
             let status = error.status.code >= 500 ? HTTPResponse.Status.badRequest : error.status
-            return Self.json(status: status, ["status": .int(status.code), "error": .string(error.body ?? status.reasonPhrase)])
+            var headers = HTTPFields()
+            if let retry = error.headers[.retryAfter] { headers[.retryAfter] = retry }
+            return Self.json(status: status, ["status": .int(status.code), "error": .string(error.body ?? status.reasonPhrase)], headers: headers)
         } catch is DecodingError {
             return Self.json(status: .badRequest, ["status": .int(400), "error": .string("malformed JSON")])
         } catch is NIOTooManyBytesError {

@@ -1,10 +1,12 @@
 import HTTPTypes
 import Storage
+import Verification
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import Storage
+import Verification
 import TestSupport
 import XCTest
 @testable import Portal
@@ -15,6 +17,7 @@ enum PortalHarness {
     static func run(
         configure: (inout PortalConfiguration) -> Void = { _ in },
         extraRoutes: (Router<PortalRequestContext>) -> Void = { _ in },
+        verification: (any VerificationService)? = nil,
         _ body: @Sendable @escaping (TestPortal) async throws -> Void
     ) async throws {
         try requirePAMStack()
@@ -30,7 +33,7 @@ enum PortalHarness {
             config.publicDirectory = repositoryRoot.appendingPathComponent("Public").path
             config.trustProxy = true
             configure(&config)
-            let portal = try await PortalApp(configuration: config, logger: TestDatabases.testLogger, now: clock.function)
+            let portal = try await PortalApp(configuration: config, logger: TestDatabases.testLogger, verification: verification, now: clock.function)
             let router = portal.makeRouter()
             extraRoutes(router)
             do {

@@ -1,0 +1,225 @@
+import FluentKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import ServiceAuth
+import Storage
+import TeleTAN
+import TestSupport
+import Verification
+import XCTest
+@testable import VerificationServer
+
+/// The CWA v1 API of the standalone server, on SQLite and PostgreSQL.
+final class VerificationServerTests: XCTestCase {
+    func testTheWholeChainOnce() async throws {
+        try await ServerUnderTest.run { s in
+            let teleTAN = try await s.newTeleTAN()
+            XCTAssertNotNil(TeleTAN(teleTAN), "a valid teleTAN with check character")
+
+            let registration = try await s.registrationToken(teleTAN)
+            XCTAssertEqual(registration.status, .created)
+            let token = try XCTUnwrap(registration.json["registrationToken"] as? String)
+            XCTAssertTrue(TeleTANLifecycle.isUUIDv4(token))
+            let second = try await s.registrationToken(teleTAN)
+            XCTAssertEqual(second.status, .badRequest, "one registration token per teleTAN")
+
+            let tan = try await s.post(s.app, "/version/v1/tan", json: #"{"registrationToken":"\#(token)"}"#)
+            XCTAssertEqual(tan.status, .created)
+            let tanValue = try XCTUnwrap(tan.json["tan"] as? String)
+            let secondTAN = try await s.post(s.app, "/version/v1/tan", json: #"{"registrationToken":"\#(token)"}"#)
+            XCTAssertEqual(secondTAN.status, .badRequest, "one TAN per registration token")
+
+            let result = try await s.post(s.app, "/version/v1/testresult", json: #"{"registrationToken":"\#(token)"}"#)
+            XCTAssertEqual(result.status, .ok)
+            XCTAssertEqual(result.json["testResult"] as? Int, 2)
+            XCTAssertEqual(Double(result.json["sc"] as? Int ?? 0), s.clock.now.timeIntervalSince1970, accuracy: 2)
+            XCTAssertNotNil(result.json["responsePadding"])
+
+            let verified = try await s.post(s.internal, "/version/v1/tan/verify", json: #"{"tan":"\#(tanValue)"}"#)
+            XCTAssertEqual(verified.status, .ok)
+            XCTAssertEqual(verified.headers[HTTPField.Name("X-CWA-TELETAN-TYPE")!], "TEST")
+            let again = try await s.post(s.internal, "/version/v1/tan/verify", json: #"{"tan":"\#(tanValue)"}"#)
+            XCTAssertEqual(again.status, .notFound)
+
+            // Only keyed hashes at rest.
+            let db = s.server.database.database(logger: TestDatabases.testLogger)
+            let stored = try await TANRecord.query(on: db).all().map(\.hash) + RegistrationTokenRecord.query(on: db).all().map(\.hash)
+            XCTAssertFalse(stored.contains(tanValue) || stored.contains(token))
+            let audit = try await sql(db).raw("SELECT actor, details FROM audit_log WHERE action = 'teletan.create'").all()
+            XCTAssertEqual(audit.count, 1)
+            XCTAssertEqual(try audit.first?.decode(column: "actor", as: String.self), "officer-a")
+            XCTAssertTrue(try audit.first?.decode(column: "details", as: String.self).contains(s.signer.keyID) ?? false, "which portal asked")
+        }
+    }
+
+    func testRefusedTeleTANs() async throws {
+        try await ServerUnderTest.run { s in
+            let teleTAN = try await s.newTeleTAN()
+            let body = String(teleTAN.prefix(9))
+            let wrongCheck = TeleTAN.alphabet.first { $0 != TeleTAN.checkCharacter(for: body) }!
+            let badCheck = try await s.registrationToken(body + String(wrongCheck))
+            XCTAssertEqual(badCheck.status, .badRequest)
+            let value1 = try await s.registrationToken(teleTAN.lowercased())
+            XCTAssertEqual(value1.status, .created, "still redeemable, case-insensitive")
+            let value2 = try await s.registrationToken(teleTAN)
+            XCTAssertEqual(value2.status, .badRequest, "redeemed")
+
+            let expiring = try await s.newTeleTAN()
+            s.clock.advance(seconds: 3601)
+            let value3 = try await s.registrationToken(expiring)
+            XCTAssertEqual(value3.status, .badRequest, "TEST teleTANs live one hour")
+            let value4 = try await s.registrationToken("NOTATELETAN")
+            XCTAssertEqual(value4.status, .badRequest)
+
+            let guid = try await s.post(s.app, "/version/v1/registrationToken", json: #"{"key":"\#(String(repeating: "a", count: 64))","keyType":"GUID"}"#)
+            XCTAssertEqual(guid.status, .badRequest)
+            XCTAssertTrue(guid.body.contains("GUID"))
+        }
+    }
+
+    func testEventTeleTANsNeedTheEventRoleAndLiveTwoDays() async throws {
+        try await ServerUnderTest.run { s in
+            let value5 = try await s.createTeleTAN(type: "EVENT", roles: ["c19hotline"])
+            XCTAssertEqual(value5.status, .forbidden)
+            let value6 = try await s.createTeleTAN(type: "TEST", roles: ["c19hotline_event"])
+            XCTAssertEqual(value6.status, .forbidden)
+            let value7 = try await s.createTeleTAN(type: "BOGUS")
+            XCTAssertEqual(value7.status, .badRequest)
+            let event = try await s.createTeleTAN(type: "EVENT", roles: ["c19hotline_event"])
+            XCTAssertEqual(event.status, .created)
+            s.clock.advance(seconds: 47 * 3600)
+            let registration = try await s.registrationToken(event.json["value"] as? String ?? "")
+            XCTAssertEqual(registration.status, .created)
+            let token = registration.json["registrationToken"] as? String ?? ""
+            let tan = try await s.post(s.app, "/version/v1/tan", json: #"{"registrationToken":"\#(token)"}"#).json["tan"] as? String ?? ""
+            let verified = try await s.post(s.internal, "/version/v1/tan/verify", json: #"{"tan":"\#(tan)"}"#)
+            XCTAssertEqual(verified.headers[HTTPField.Name("X-CWA-TELETAN-TYPE")!], "EVENT")
+        }
+    }
+
+    func testPortalTokensAreChecked() async throws {
+        try await ServerUnderTest.run { s in
+            let none = try await s.post(s.internal, "/version/v1/tan/teletan")
+            XCTAssertEqual(none.status, .unauthorized)
+            let garbage = try await s.post(s.internal, "/version/v1/tan/teletan", headers: [.authorization: "Bearer not.a.jwt"])
+            XCTAssertEqual(garbage.status, .unauthorized)
+            let stranger = try PortalKeys.generate(into: s.directory.appendingPathComponent("stranger").path)
+            let strangerSigner = try await PortalTokenSigner(privateKeyPath: stranger.privateKey)
+            let untrusted = try await s.post(s.internal, "/version/v1/tan/teletan", headers: [
+                .authorization: "Bearer \(try await strangerSigner.token(username: "x", roles: ["c19hotline"]))",
+            ])
+            XCTAssertEqual(untrusted.status, .unauthorized)
+            let expired = try await s.signer.token(username: "x", roles: ["c19hotline"], now: Date().addingTimeInterval(-120))
+            let old = try await s.post(s.internal, "/version/v1/tan/teletan", headers: [.authorization: "Bearer \(expired)"])
+            XCTAssertEqual(old.status, .unauthorized)
+            let rows = try await TeleTANRecord.query(on: s.server.database.database(logger: TestDatabases.testLogger)).count()
+            XCTAssertEqual(rows, 0)
+        }
+    }
+
+    func testGlobalLimit() async throws {
+        try await ServerUnderTest.run(configure: { $0.teleTANsPerHour = 2 }) { s in
+            _ = try await s.newTeleTAN()
+            _ = try await s.newTeleTAN()
+            let limited = try await s.createTeleTAN()
+            XCTAssertEqual(limited.status, .tooManyRequests)
+            XCTAssertNotNil(limited.headers[.retryAfter])
+        }
+    }
+
+    func testBadInputGetsClearErrorsNever500() async throws {
+        try await ServerUnderTest.run { s in
+            let path = "/version/v1/registrationToken"
+            let big = try await s.post(s.app, path, json: #"{"key":"\#(String(repeating: "A", count: 10_001))","keyType":"TELETAN"}"#)
+            XCTAssertEqual(big.status, .notAcceptable)
+            let chunked = try await s.post(s.app, path, json: #"{"key":"A","keyType":"TELETAN"}"#, headers: [.transferEncoding: "chunked"])
+            XCTAssertEqual(chunked.status, .notAcceptable)
+            let text = try await s.post(s.app, path, json: "key=A", headers: [.contentType: "text/plain"])
+            XCTAssertEqual(text.status, .unsupportedMediaType)
+            for malformed in ["{", "[]", #"{"key":1}"#, #"{"registrationToken":"x"}"#, "null"] {
+                let reply = try await s.post(s.app, path, json: malformed)
+                XCTAssertEqual(reply.status, .badRequest, malformed)
+                XCTAssertEqual(reply.json["status"] as? Int, 400)
+            }
+            for endpoint in ["/version/v1/tan", "/version/v1/testresult"] {
+                let value8 = try await s.post(s.app, endpoint, json: #"{"registrationToken":"not-a-uuid"}"#)
+                XCTAssertEqual(value8.status, .badRequest)
+                let unknown = UUID().uuidString.lowercased()
+                let value9 = try await s.post(s.app, endpoint, json: #"{"registrationToken":"\#(unknown)"}"#)
+                XCTAssertEqual(value9.status, .badRequest)
+            }
+            let value10 = try await s.post(s.internal, "/version/v1/tan/verify", json: #"{"tan":"nope"}"#)
+            XCTAssertEqual(value10.status, .notFound)
+            // The internal endpoints do not exist on the app-facing listener.
+            let value11 = try await s.post(s.app, "/version/v1/tan/teletan")
+            XCTAssertEqual(value11.status, .notFound)
+            let value12 = try await s.post(s.app, "/version/v1/tan/verify", json: #"{"tan":"x"}"#)
+            XCTAssertEqual(value12.status, .notFound)
+        }
+    }
+
+    func testFakeRequestsLookRealAndChangeNothing() async throws {
+        try await ServerUnderTest.run { s in
+            let teleTAN = try await s.newTeleTAN()
+            let fake = try await s.registrationToken(teleTAN, fake: true)
+            let real = try await s.registrationToken(teleTAN)
+            XCTAssertEqual(fake.status, real.status)
+            XCTAssertEqual(Set(fake.headers.map(\.name)), Set(real.headers.map(\.name)))
+            XCTAssertEqual(fake.body.utf8.count, real.body.utf8.count)
+            XCTAssertEqual(real.status, .created, "the fake did not redeem the teleTAN")
+
+            let token = real.json["registrationToken"] as? String ?? ""
+            let fakeHeaders: HTTPFields = [HTTPField.Name("cwa-fake")!: "1"]
+            let fakeResult = try await s.post(s.app, "/version/v1/testresult", json: #"{"registrationToken":"\#(UUID().uuidString.lowercased())"}"#, headers: fakeHeaders)
+            let realResult = try await s.post(s.app, "/version/v1/testresult", json: #"{"registrationToken":"\#(token)"}"#)
+            XCTAssertEqual(fakeResult.status, realResult.status)
+            XCTAssertEqual(fakeResult.body.utf8.count, realResult.body.utf8.count)
+            XCTAssertEqual(Set(fakeResult.headers.map(\.name)), Set(realResult.headers.map(\.name)))
+
+            let fakeTAN = try await s.post(s.app, "/version/v1/tan", json: #"{"registrationToken":"\#(token)"}"#, headers: fakeHeaders)
+            let realTAN = try await s.post(s.app, "/version/v1/tan", json: #"{"registrationToken":"\#(token)"}"#)
+            XCTAssertEqual(realTAN.status, .created, "the fake did not use up the one TAN")
+            XCTAssertEqual(fakeTAN.status, realTAN.status)
+            XCTAssertEqual(fakeTAN.body.utf8.count, realTAN.body.utf8.count)
+            XCTAssertEqual(realTAN.body.utf8.count, PaddedResponse.bodySize)
+        }
+    }
+
+    func testGuessingIsSlowedThenRefusedPerAddress() async throws {
+        try await ServerUnderTest.run(configure: { $0.guessSlowdownAfter = 2; $0.guessLockoutAfter = 4 }) { s in
+            let teleTAN = try await s.newTeleTAN()
+            for attempt in 0..<4 {
+                let wrong = String(TeleTAN.random().value)
+                let reply = try await s.registrationToken(wrong, address: "203.0.113.66")
+                XCTAssertEqual(reply.status, .badRequest, "attempt \(attempt)")
+            }
+            let locked = try await s.registrationToken(teleTAN, address: "203.0.113.66")
+            XCTAssertEqual(locked.status, .tooManyRequests)
+            XCTAssertNotNil(locked.headers[.retryAfter])
+            let other = try await s.registrationToken(teleTAN, address: "198.51.100.77")
+            XCTAssertEqual(other.status, .created, "other addresses are not affected")
+        }
+    }
+
+    func testRetentionDeletesOldRowsUnderALock() async throws {
+        try await ServerUnderTest.run { s in
+            let teleTAN = try await s.newTeleTAN()
+            _ = try await s.registrationToken(teleTAN)
+            let db = s.server.database.database(logger: TestDatabases.testLogger)
+            s.clock.advance(seconds: 20 * 86400)
+            let value13 = try await s.server.lifecycle.purgeExpired(on: db)
+            XCTAssertTrue(value13)
+            let value14 = try await TeleTANRecord.query(on: db).count()
+            XCTAssertEqual(value14, 1)
+            s.clock.advance(seconds: 2 * 86400)
+            let value15 = try await s.server.lifecycle.purgeExpired(on: db)
+            XCTAssertTrue(value15)
+            let value16 = try await TeleTANRecord.query(on: db).count()
+            XCTAssertEqual(value16, 0)
+            let value17 = try await RegistrationTokenRecord.query(on: db).count()
+            XCTAssertEqual(value17, 0)
+        }
+    }
+}
