@@ -110,7 +110,7 @@ BENCH_PG_VERSION="PostgreSQL $BENCH_PG_VERSION, synchronous_commit=$(psql_bench 
 export BENCH_PG_VERSION
 
 read -r load1 _ < /proc/loadavg
-if awk -v l="$load1" 'BEGIN { exit !(l > 0.5) }'; then
+if awk -v l="$load1" 'BEGIN { exit !(l > 1.0) }'; then
   note "warning: load average is $load1 before the run; other work on this machine skews the figures:"
   ps -eo pcpu=,comm= --sort=-pcpu | head -n 3 | sed 's/^/    /' >&2
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts Debian's PostgreSQL cluster on 127.0.0.1:5432 (creating it if there
 # is none) and creates role "teletan" (password "teletan") with the databases
-# teletan_test and teletan_bench. Idempotent; run as root (e.g. from CI).
+# teletan_test, teletan_bench and teletan_e2e. Idempotent; run as root (e.g. from CI).
 # Prints the URL the tests use.
 set -euo pipefail
 
@@ -50,7 +50,7 @@ if [[ -z $(psql_admin -c "SELECT 1 FROM pg_roles WHERE rolname = 'teletan'") ]];
 fi
 psql_admin -c "ALTER ROLE teletan WITH LOGIN PASSWORD 'teletan'"
 
-for db in teletan_test teletan_bench; do
+for db in teletan_test teletan_bench teletan_e2e; do
   if [[ -z $(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = '$db'") ]]; then
     psql_admin -c "CREATE DATABASE $db OWNER teletan"
   fi

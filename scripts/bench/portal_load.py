@@ -189,8 +189,7 @@ class Officer:
             stats.warmup_issuances += 1
 
 
-def run_officer(officer: Officer, stats: Stats, t_measure: float, t_end: float, pace: float,
-                signed_in: threading.Event | None) -> None:
+def run_officer(officer: Officer, stats: Stats, t_measure: float, t_end: float, pace: float) -> None:
     """Runs one officer's cycles until t_end (time.monotonic())."""
     counting = lambda: t_measure <= time.monotonic() <= t_end  # noqa: E731
     last_issue = 0.0
@@ -254,7 +253,7 @@ def worker(index: int, usernames: list[str], args, ready_queue, go_conn, result_
         if message is None:  # aborted by the coordinator
             return
         t_measure, t_end = message
-        threads = [threading.Thread(target=run_officer, args=(o, s, t_measure, t_end, args.pace, None))
+        threads = [threading.Thread(target=run_officer, args=(o, s, t_measure, t_end, args.pace))
                    for o, s in zip(officers, stats)]
         for t in threads:
             t.start()
