@@ -40,6 +40,8 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var storage: DatabaseOptions
 
+    @Option(help: "PostgreSQL connections per instance (env PORTAL_DATABASE_POOL_SIZE)")
+    var databasePoolSize: String = Environment.value("PORTAL_DATABASE_POOL_SIZE") ?? "16"
     @Option(help: "Address to listen on (env PORTAL_HOST)")
     var host: String = Environment.value("PORTAL_HOST") ?? "127.0.0.1"
     @Option(help: "Port to listen on (env PORTAL_PORT)")
@@ -101,6 +103,8 @@ struct Serve: AsyncParsableCommand {
         config.host = try OptionParser.name(host, flag: "--host", env: "PORTAL_HOST")
         config.port = try OptionParser.integer(port, flag: "--port", env: "PORTAL_PORT", range: 1...65535)
         config.database = try storage.location()
+        config.databasePoolSize = try OptionParser.integer(
+            databasePoolSize, flag: "--database-pool-size", env: "PORTAL_DATABASE_POOL_SIZE", range: 2...256)
         config.pamService = try OptionParser.name(pamService, flag: "--pam-service", env: "PORTAL_PAM_SERVICE")
         config.pamThreads = try OptionParser.integer(pamThreads, flag: "--pam-threads", env: "PORTAL_PAM_THREADS", range: 1...256)
         config.secretFile = secretFile

@@ -48,6 +48,27 @@ public struct RateLimiter: Sendable {
         }
     }
 
+    /// Counts one event for a limit shared by everyone (the global teleTAN limit), spread over
+    /// `shards` counter rows so that concurrent transactions rarely wait for one another's row
+    /// lock; the limit applies to the sum of all shards. Throws ``RateLimitExceeded`` when the
+    /// event takes the sum over the limit, and returns the new sum otherwise.
+    @discardableResult
+    public func consumeShared(_ rule: RateRule, shards: Int, at now: Date, on db: any Database) async throws -> Int {
+        try await increment(rule, key: "shard-\(Int.random(in: 0..<max(1, shards)))", at: now, on: db)
+        let width = Self.slotWidth(rule)
+        let oldest = Self.milliseconds(now) / width - Self.slotsPerWindow + 1
+        let slots = try await sql(db).raw("""
+            SELECT slot, SUM(hits) AS hits FROM rate_slots
+            WHERE rule = \(bind: rule.name) AND slot >= \(bind: oldest)
+            GROUP BY slot ORDER BY slot
+            """).all(decoding: Slot.self)
+        let total = slots.reduce(0) { $0 + $1.hits }
+        if total > rule.limit {
+            throw RateLimitExceeded(rule: rule, retryAfter: retryAfter(rule, slots: slots, excess: total - rule.limit, now: now))
+        }
+        return total
+    }
+
     /// Counts one event without a limit (failed sign-ins) and returns the new total.
     @discardableResult
     public func record(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws -> Int {

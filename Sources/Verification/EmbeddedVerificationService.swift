@@ -31,12 +31,14 @@ public struct EmbeddedVerificationService: VerificationService {
     public func issueTeleTAN(_ request: TeleTANRequest, within db: any Database) async throws -> IssuedTeleTAN {
         let issuedAt = now()
         do {
-            try await limiter.consume([(globalLimit, "all")], at: issuedAt, on: db)
+            let used = try await limiter.consumeShared(globalLimit, shards: 8, at: issuedAt, on: db)
+            if used >= (globalLimit.limit * 8 + 9) / 10 {
+                logger.warning("global teleTAN limit at 80 % or more", metadata: ["used": "\(used)", "limit": "\(globalLimit.limit)"])
+            }
         } catch let limited as RateLimitExceeded {
             logger.warning("global teleTAN limit reached", metadata: ["limit": "\(globalLimit.limit)"])
             throw VerificationServiceError.globalLimitReached(retryAfter: limited.retryAfter)
         }
-        try await warnNearLimit(at: issuedAt, on: db)
 
         let teleTAN = TeleTAN.random()
         let validUntil = issuedAt.addingTimeInterval(TimeInterval(request.type.validity.components.seconds))
@@ -52,11 +54,4 @@ public struct EmbeddedVerificationService: VerificationService {
         return IssuedTeleTAN(teleTAN: teleTAN, type: request.type, issuedAt: issuedAt, validUntil: validUntil)
     }
 
-    private func warnNearLimit(at now: Date, on db: any Database) async throws {
-        let threshold = (globalLimit.limit * 8 + 9) / 10
-        let used = try await limiter.count(globalLimit, key: "all", at: now, on: db)
-        if used >= threshold {
-            logger.warning("global teleTAN limit at 80 % or more", metadata: ["used": "\(used)", "limit": "\(globalLimit.limit)"])
-        }
-    }
 }

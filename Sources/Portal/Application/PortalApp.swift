@@ -40,7 +40,7 @@ public final class PortalApp: Sendable {
         serverSecret = try SecretFile.loadOrCreate(at: configuration.secretFile)
         hasher = KeyedHasher(key: serverSecret)
         renderer = PageRenderer(library: try await MustacheLibrary(directory: configuration.templatesDirectory))
-        database = try PortalDatabase(location: configuration.database, logger: logger)
+        database = try PortalDatabase(location: configuration.database, poolSize: configuration.databasePoolSize, logger: logger)
         do {
             try await database.migrate(Self.migrations, logger: logger)
         } catch {

@@ -7,6 +7,8 @@ public struct PortalConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var database = DatabaseLocation.sqlite(path: "portal.sqlite")
+    /// PostgreSQL connections per instance (SQLite always uses one).
+    public var databasePoolSize = 16
     public var secretFile = "portal.secret"
     public var pamService = "teletan-portal"
     public var pamThreads = 16

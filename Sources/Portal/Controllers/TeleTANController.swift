@@ -64,9 +64,9 @@ struct TeleTANController: Sendable {
             return try renderer.page("already-shown", context: context)
         }
         // With the time zone: the caller may be elsewhere, the server may run in UTC.
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: context.language == .german ? "de_DE" : "en_GB")
-        formatter.dateFormat = context.language == .german ? "dd.MM.yyyy, HH:mm zzz" : "d MMM yyyy, HH:mm zzz"
+        let validUntil = content.validUntil.formatted(
+            .dateTime.day().month(.abbreviated).year().hour(.twoDigits(amPM: .omitted)).minute().timeZone(.specificName(.short))
+                .locale(Locale(identifier: context.language == .german ? "de_DE" : "en_GB")))
         let remaining = max(1, Int(displayTime.seconds - now().timeIntervalSince(storedAt)))
         let groups: [[String: String]] = teleTAN.groups.map { group in
             ["text": group, "spelled": group.map { SpellingAlphabet.spell($0, in: context.language) }.joined(separator: " - ")]
@@ -74,8 +74,8 @@ struct TeleTANController: Sendable {
         return try renderer.page("result", context: context, values: [
             "groups": groups,
             "type": content.type,
-            "valid_until": formatter.string(from: content.validUntil),
-            "valid_until_iso": ISO8601DateFormatter().string(from: content.validUntil),
+            "valid_until": validUntil,
+            "valid_until_iso": content.validUntil.formatted(.iso8601),
             "hide_after_seconds": remaining,
             "hidden_after_text": (context.language.strings["result_hidden_after"] ?? "")
                 .replacingOccurrences(of: "{minutes}", with: String(Int(displayTime.seconds / 60))),

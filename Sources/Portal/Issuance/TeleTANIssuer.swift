@@ -63,15 +63,16 @@ struct TeleTANIssuer: Sendable {
             try await RateLimiter().consume(userLimits(user), at: time, on: tx)
             return true
         }
-        // Audits the new teleTAN and parks it (sealed) for the result page.
+        // Parks the new teleTAN (sealed) for the result page and audits it. The audit append
+        // comes last: it locks the chain head until commit, so it should hold it briefly.
         let record: @Sendable (IssuedTeleTAN, any Database) async throws -> Void = { issued, tx in
-            try await audit.append(event(
-                .success, hasher.hash(issued.teleTAN.value, for: .teleTANFingerprint),
-                ["type": type.rawValue, "valid_until": ISO8601DateFormatter().string(from: issued.validUntil)]
-            ), at: time, on: tx)
             try await displays.store(
                 .init(teleTAN: issued.teleTAN.value, type: type.rawValue, validUntil: issued.validUntil, issuedAt: issued.issuedAt),
                 sessionHash: user.sessionHash, now: time, on: tx)
+            try await audit.append(event(
+                .success, hasher.hash(issued.teleTAN.value, for: .teleTANFingerprint),
+                ["type": type.rawValue, "valid_until": issued.validUntil.formatted(.iso8601)]
+            ), at: time, on: tx)
         }
         do {
             if service.sharesDatabase {
