@@ -88,6 +88,7 @@ let package = Package(
         .target(name: "CommandSupport", dependencies: [
             "Storage", "TeleTAN",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "VerificationServerCommand", dependencies: [
             "VerificationServer", "Storage", "TeleTAN", "CommandSupport",

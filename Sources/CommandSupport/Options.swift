@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import Storage
 
 /// Reads `PORTAL_*` environment variables as option defaults: every flag has one.
 public enum Environment {
@@ -34,6 +36,25 @@ public enum OptionParser {
             throw ConfigurationError(message: "\(flag) (\(env)): expected a duration such as 30s, 15m or 8h, got '\(text)'")
         }
         return .seconds(value * multiplier)
+    }
+
+    public static func database(_ text: String, env: String) throws -> DatabaseLocation {
+        do {
+            return try DatabaseLocation(parsing: text)
+        } catch let error as DatabaseLocation.ParseError {
+            throw ConfigurationError(message: "--database (\(env)): \(error.description)")
+        }
+    }
+
+    /// Logs to standard output at `level` (journald adds the time when run under systemd).
+    public static func logger(label: String, level text: String, env: String) throws -> Logger {
+        guard let level = Logger.Level(rawValue: text.lowercased()) else {
+            throw ConfigurationError(message: "--log-level (\(env)): expected trace, debug, info, notice, warning or error, got '\(text)'")
+        }
+        LoggingSystem.bootstrap(StreamLogHandler.standardOutput)
+        var logger = Logger(label: label)
+        logger.logLevel = level
+        return logger
     }
 
     public static func name(_ text: String, flag: String, env: String) throws -> String {

@@ -17,21 +17,11 @@ struct DatabaseOptions: ParsableArguments {
     var logLevel: String = Environment.value("PORTAL_LOG_LEVEL") ?? "info"
 
     func location() throws -> DatabaseLocation {
-        do {
-            return try DatabaseLocation(parsing: database)
-        } catch let error as DatabaseLocation.ParseError {
-            throw ConfigurationError(message: "--database (PORTAL_DATABASE): \(error.description)")
-        }
+        try OptionParser.database(database, env: "PORTAL_DATABASE")
     }
 
     func makeLogger() throws -> Logger {
-        guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
-            throw ConfigurationError(message: "--log-level (PORTAL_LOG_LEVEL): expected trace, debug, info, notice, warning or error, got '\(logLevel)'")
-        }
-        LoggingSystem.bootstrap(StreamLogHandler.standardOutput)
-        var logger = Logger(label: "teletan-portal")
-        logger.logLevel = level
-        return logger
+        try OptionParser.logger(label: "teletan-portal", level: logLevel, env: "PORTAL_LOG_LEVEL")
     }
 }
 

@@ -28,19 +28,11 @@ struct CommonOptions: ParsableArguments {
     var logLevel: String = Environment.value("VERIFICATION_LOG_LEVEL") ?? "info"
 
     func location() throws -> DatabaseLocation {
-        do { return try DatabaseLocation(parsing: database) } catch let error as DatabaseLocation.ParseError {
-            throw ConfigurationError(message: "--database (VERIFICATION_DATABASE): \(error.description)")
-        }
+        try OptionParser.database(database, env: "VERIFICATION_DATABASE")
     }
 
     func makeLogger() throws -> Logger {
-        guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
-            throw ConfigurationError(message: "--log-level (VERIFICATION_LOG_LEVEL): expected trace, debug, info, notice, warning or error, got '\(logLevel)'")
-        }
-        LoggingSystem.bootstrap(StreamLogHandler.standardOutput)
-        var logger = Logger(label: "verification-server")
-        logger.logLevel = level
-        return logger
+        try OptionParser.logger(label: "verification-server", level: logLevel, env: "VERIFICATION_LOG_LEVEL")
     }
 }
 
