@@ -40,11 +40,14 @@ else
   echo "All Debian packages already installed."
 fi
 
-# Python test tools (python3 comes from pyenv on the project machines).
-if python3 -c 'import selenium, pytest, requests' 2>/dev/null; then
-  echo "Python modules selenium, pytest, requests already present."
+# Python test tools (python3 comes from pyenv on the project machines): the browser tests, and
+# the end-to-end tests (JWT signing, the OpenAPI document and response schemas).
+# scripts/schemathesis.sh installs its own pinned schemathesis.
+if python3 -c 'import selenium, pytest, requests, cryptography, yaml, jsonschema, openapi_spec_validator' 2>/dev/null; then
+  echo "Python modules selenium, pytest, requests, cryptography, PyYAML, jsonschema, openapi-spec-validator already present."
 else
-  python3 -m pip install --quiet --root-user-action=ignore selenium pytest requests
+  python3 -m pip install --quiet --root-user-action=ignore \
+    selenium pytest requests cryptography PyYAML jsonschema openapi-spec-validator
 fi
 
 # Swift is a prerequisite, not installed here (it lives in /opt/swift).

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine (as root):
 #   installs what is missing, installs the PAM test stack, starts PostgreSQL, builds, runs the
-#   Swift tests against SQLite and PostgreSQL, then the browser tests in headless Chromium.
+#   Swift tests against SQLite and PostgreSQL, then the browser tests in headless Chromium, the
+#   end-to-end tests (portal + verification server + app-like client) against SQLite and
+#   PostgreSQL, and schemathesis against docs/verification-api.yaml.
 # Usage: scripts/test.sh            (CI runs exactly this through .ci/run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,3 +32,14 @@ python3 -m pytest -q Tests/browser
 # A clean schema: the Swift tests leave whatever their last test wrote (tampered audit rows included).
 psql -q "$postgres_url" -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public'
 BROWSER_TEST_DATABASE="$postgres_url" python3 -m pytest -q Tests/browser
+
+echo "== end-to-end tests (portal -> verification server -> app client; SQLite, then PostgreSQL)"
+export VERIFICATION_BIN="$PWD/.build/debug/verification-server"
+python3 -m pytest -q Tests/e2e
+# Its own database (created by start-test-postgres.sh), reset: the suite expects an empty one.
+e2e_url="${postgres_url%/*}/teletan_e2e"
+psql -q "$e2e_url" -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public'
+E2E_DATABASE="$e2e_url" python3 -m pytest -q Tests/e2e
+
+echo "== schemathesis (property-based tests of both listeners against the OpenAPI document)"
+bash scripts/schemathesis.sh

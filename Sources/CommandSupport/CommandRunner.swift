@@ -39,6 +39,9 @@ public enum CommandRunner {
         } catch let error as CommandFailure {
             fail(error.message, status: 1)
         } catch {
+            if Root.exitCode(for: error) == .success {
+                Root.exit(withError: error)  // `help` and `--help` on a subcommand print and exit 0
+            }
             // Only the error's type: descriptions of driver errors may quote connection strings.
             fail("failed: \(String(reflecting: type(of: error)))", status: 1)
         }

@@ -56,7 +56,8 @@ public final class VerificationServerApp: Sendable {
         router.get("/health/live") { _, _ in "ok\n" }
         router.get("/health/ready") { [database] _, context -> Response in
             let ready = await database.isReachable(logger: context.logger)
-            return Response(status: ready ? .ok : .serviceUnavailable, body: .init(byteBuffer: ByteBuffer(string: ready ? "ok\n" : "database unreachable\n")))
+            return Response(status: ready ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: ready ? "ok\n" : "database unreachable\n")))
         }
         router.get("/metrics") { [metrics] _, _ in metrics.render() }
         return router

@@ -1,0 +1,166 @@
+"""Fixtures of the end-to-end suite: a real `verification-server serve`, a real `portal serve`
+that gets its teleTANs from it, a headless Chromium, and an app-like HTTP client.
+
+Run from the repository root:
+
+    python3 -m pytest -q Tests/e2e
+
+Environment:
+    PORTAL_BIN        portal binary (default: .build/debug/portal of this repository)
+    VERIFICATION_BIN  verification server binary (default: .build/debug/verification-server)
+    E2E_DATABASE      --database of every verification server started, e.g.
+                      postgres://teletan:teletan@127.0.0.1:5432/teletan_e2e (default: a fresh
+                      SQLite file per server). Give a freshly reset database: the suite counts
+                      on an empty one (guessing protection counts failures per address in the
+                      database, and the expiry test changes the newest teleTAN row).
+                      The portals keep their own data in SQLite files either way, and the
+                      server with a global limit of 1 always uses a SQLite file of its own
+                      (other servers' teleTANs in a shared database would count against it).
+
+Needs the PAM test stack (scripts/install-pam-stack.sh: tt-officer in teletan-portal-test),
+Chromium and chromedriver, and the Python modules selenium, requests, cryptography, PyYAML,
+jsonschema and openapi-spec-validator.
+
+Every server is stopped with SIGTERM at the end of its fixture; it must exit within 10 s with
+status 0 (a teardown error otherwise).
+"""
+
+from __future__ import annotations
+
+import os
+
+# Selenium's driver manager must never try to go online; set before selenium is imported.
+os.environ["SE_AVOID_STATS"] = "true"
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+
+from e2e_support import (CHROMEDRIVER, CHROMIUM, ApiClient, Portal, PortalKeyPair, ResponseLog,
+                         VerificationServer)
+
+
+@pytest.fixture(scope="session")
+def response_log():
+    """Every response the tests got from a verification server (checked against the OpenAPI
+    document by test_e_openapi.py)."""
+    return ResponseLog()
+
+
+@pytest.fixture(autouse=True)
+def _name_responses(request, response_log):
+    response_log.current_test = request.node.nodeid
+    yield
+
+
+@pytest.fixture(scope="session")
+def portal_key(tmp_path_factory) -> PortalKeyPair:
+    """The key pair of the trusted portal (`portal keygen`)."""
+    return PortalKeyPair(tmp_path_factory.mktemp("trusted-key"))
+
+
+@pytest.fixture(scope="session")
+def untrusted_key(tmp_path_factory) -> PortalKeyPair:
+    """A second key pair that no server trusts."""
+    return PortalKeyPair(tmp_path_factory.mktemp("untrusted-key"))
+
+
+def _start(instance):
+    instance.start()
+    return instance
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory, portal_key):
+    """The verification server of the whole session."""
+    instance = _start(VerificationServer(tmp_path_factory.mktemp("server"), portal_key))
+    try:
+        yield instance
+    finally:
+        instance.stop_cleanly()
+
+
+@pytest.fixture(scope="session")
+def portal(tmp_path_factory, server, portal_key):
+    """A portal that asks `server` for its teleTANs."""
+    instance = _start(Portal(tmp_path_factory.mktemp("portal"), server, portal_key))
+    try:
+        yield instance
+    finally:
+        instance.stop_cleanly()
+
+
+@pytest.fixture(scope="session")
+def api(server, response_log) -> ApiClient:
+    return ApiClient(server, response_log)
+
+
+@pytest.fixture
+def own_stack(tmp_path, portal_key, response_log):
+    """A verification server and a portal of their own, for a test that stops the server.
+    Yields (server, portal, api)."""
+    _mkdirs(tmp_path)
+    server = _start(VerificationServer(tmp_path / "server", portal_key))
+    try:
+        portal = _start(Portal(tmp_path / "portal", server, portal_key))
+        try:
+            yield server, portal, ApiClient(server, response_log)
+        finally:
+            portal.stop_cleanly()
+    finally:
+        if server.is_running():  # the test may have stopped it (and checked that stop) itself
+            server.stop_cleanly()
+
+
+@pytest.fixture
+def limited_stack(tmp_path, portal_key, response_log):
+    """A verification server with --teletans-per-hour 1 (always on a SQLite file of its own),
+    and a portal that uses it. Yields (server, portal, api)."""
+    _mkdirs(tmp_path)
+    server = _start(VerificationServer(tmp_path / "server", portal_key, teletans_per_hour=1,
+                                       database=f"sqlite:{tmp_path / 'server' / 'verification.sqlite'}"))
+    try:
+        portal = _start(Portal(tmp_path / "portal", server, portal_key))
+        try:
+            yield server, portal, ApiClient(server, response_log)
+        finally:
+            portal.stop_cleanly()
+    finally:
+        server.stop_cleanly()
+
+
+def _mkdirs(tmp_path) -> None:
+    for name in ("server", "portal"):
+        (tmp_path / name).mkdir(exist_ok=True)
+
+
+@pytest.fixture
+def browser():
+    """A fresh headless Chromium per test, with the performance log on (to read the HTTP
+    status of the pages)."""
+    options = Options()
+    options.binary_location = CHROMIUM
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1000",
+        "--lang=en-US",
+        "--disable-background-networking",
+        "--disable-sync",
+        "--no-first-run",
+        "--password-store=basic",
+    ):
+        options.add_argument(argument)
+    options.add_experimental_option("prefs", {
+        "intl.accept_languages": "en-US,en",
+        "credentials_enable_service": False,
+        "profile.password_manager_enabled": False,
+    })
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()

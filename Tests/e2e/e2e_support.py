@@ -1,0 +1,531 @@
+"""Helpers of the end-to-end suite: the two processes (verification server, portal), portal key
+pairs and JWTs, an HTTP client that behaves like the app and records every response, direct
+database access for the expiry test, the OpenAPI document, and browser steps.
+
+Imported by conftest.py and the test modules (pytest puts this directory on sys.path).
+"""
+
+from __future__ import annotations
+
+import base64
+import errno
+import hashlib
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import requests
+import yaml
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+REPO = Path(__file__).resolve().parents[2]
+PORTAL_BIN = os.environ.get("PORTAL_BIN") or str(REPO / ".build" / "debug" / "portal")
+VERIFICATION_BIN = os.environ.get("VERIFICATION_BIN") or str(REPO / ".build" / "debug" / "verification-server")
+# A PostgreSQL URL for the verification servers; unset: a SQLite file per server.
+E2E_DATABASE = os.environ.get("E2E_DATABASE") or None
+OPENAPI_PATH = REPO / "docs" / "verification-api.yaml"
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+PAM_SERVICE = "teletan-portal-test"
+OFFICER = ("tt-officer", "Officer-Pass-1")
+
+STARTUP_TIMEOUT = 30.0
+SHUTDOWN_TIMEOUT = 10.0
+REQUEST_TIMEOUT = 15.0
+
+ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+TELETAN_PATTERN = re.compile(f"[{ALPHABET}]{{10}}")
+UUID4_PATTERN = re.compile(r"[a-f0-9]{8}-[a-f0-9]{4}-4[a-f0-9]{3}-[89aAbB][a-f0-9]{3}-[a-f0-9]{12}")
+V1 = "/version/v1"
+
+
+# ---------------------------------------------------------------------------------------------
+# teleTAN format, as the app checks it before it contacts the server
+
+
+def check_character(body: str) -> str:
+    """First hex digit of SHA-256 over the upper-cased body, upper-cased, 0 -> G, 1 -> H."""
+    digit = hashlib.sha256(body.upper().encode("utf-8")).hexdigest()[0].upper()
+    return {"0": "G", "1": "H"}.get(digit, digit)
+
+
+def app_accepts(teletan: str) -> bool:
+    """What the app does with typed input: case-insensitive, alphabet only, check character."""
+    value = teletan.strip().upper()
+    return (len(value) == 10 and all(c in ALPHABET for c in value)
+            and value[9] == check_character(value[:9]))
+
+
+def with_wrong_check_character(teletan: str) -> str:
+    """The same teleTAN with another last character from the alphabet."""
+    wrong = next(c for c in ALPHABET if c != teletan[9])
+    return teletan[:9] + wrong
+
+
+# ---------------------------------------------------------------------------------------------
+# Ports and processes
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports that were free a moment ago, all different (held open together while picked)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(("127.0.0.1", 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def port_accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def retry_text_file_busy(start):
+    """start() (which executes a binary), retried for up to 30 s while it fails with ETXTBSY:
+    a concurrent `swift build` may be rewriting the binary at that moment."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return start()
+        except OSError as error:
+            if error.errno != errno.ETXTBSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+class ManagedProcess:
+    """One server process with its own log file: start until ready, stop with SIGTERM."""
+
+    name = "process"
+
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+        self.process: subprocess.Popen | None = None
+        self.log_path = workdir / f"{self.name}.log"
+        self.returncode: int | None = None
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def is_ready(self) -> bool:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        assert not self.is_running(), f"{self.name} is already running"
+        with open(self.log_path, "ab") as log:
+            self.process = self._spawn(log)
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.process.returncode} during start-up:\n{self.log_tail()}")
+            if self.is_ready():
+                return
+            time.sleep(0.2)
+        self.kill()
+        raise RuntimeError(f"{self.name} not ready within {STARTUP_TIMEOUT} s:\n{self.log_tail()}")
+
+    def _spawn(self, log) -> subprocess.Popen:
+        return retry_text_file_busy(lambda: subprocess.Popen(
+            self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir))
+
+    def stop(self) -> int:
+        """SIGTERM; the process must exit within SHUTDOWN_TIMEOUT (else it is killed and this
+        raises). Returns the exit status."""
+        assert self.process is not None, f"{self.name} was never started"
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=SHUTDOWN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                raise AssertionError(
+                    f"{self.name} did not exit within {SHUTDOWN_TIMEOUT} s of SIGTERM:\n{self.log_tail()}") from None
+        self.returncode = self.process.returncode
+        return self.returncode
+
+    def stop_cleanly(self) -> None:
+        """stop(), and the exit status must be 0."""
+        code = self.stop()
+        assert code == 0, f"{self.name} exited with {code} after SIGTERM:\n{self.log_tail()}"
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def is_running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+class PortalKeyPair:
+    """A key pair written by `portal keygen --out DIR` (generate=False: one that is there)."""
+
+    def __init__(self, directory: Path, generate: bool = True):
+        if generate:
+            directory.mkdir(parents=True, exist_ok=True)
+            result = retry_text_file_busy(lambda: subprocess.run(
+                [PORTAL_BIN, "keygen", "--out", str(directory)], capture_output=True, text=True, timeout=60))
+            assert result.returncode == 0, f"portal keygen failed ({result.returncode}): {result.stderr}"
+        self.private_path = directory / "portal-key.pem"
+        self.public_path = directory / "portal-key.pub.pem"
+        self.private_key = serialization.load_pem_private_key(self.private_path.read_bytes(), password=None)
+
+    @property
+    def thumbprint(self) -> str:
+        """PortalKeys.thumbprint: first 16 hex digits of SHA-256 over the public key's PEM form
+        as swift-crypto prints it (no trailing newline), recomputed from the key itself."""
+        pem = self.private_key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode().strip()
+        return hashlib.sha256(pem.encode()).hexdigest()[:16]
+
+    def token(self, roles: list[str], kid: str | None = "", sub: str = "e2e-client",
+              lifetime: int = 60, issued_at: int | None = None) -> str:
+        """An ES256 JWT with claims sub, roles, iat, exp. kid "" (default) means this key's own
+        thumbprint, None means no kid at all."""
+        header = {"alg": "ES256", "typ": "JWT"}
+        if kid is not None:
+            header["kid"] = kid or self.thumbprint
+        now = int(time.time()) if issued_at is None else issued_at
+        payload = {"sub": sub, "roles": roles, "iat": now, "exp": now + lifetime}
+        signing_input = f"{_b64(json.dumps(header).encode())}.{_b64(json.dumps(payload).encode())}"
+        r, s = decode_dss_signature(self.private_key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))
+        return f"{signing_input}.{_b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+class VerificationServer(ManagedProcess):
+    """`verification-server serve` with two listeners on free ports. stop() and start() again
+    reuse the same ports, secret file and database (a restart)."""
+
+    name = "verification-server"
+
+    def __init__(self, workdir: Path, trusted: PortalKeyPair, teletans_per_hour: int | None = None,
+                 database: str | None = None):
+        super().__init__(workdir)
+        self.trusted = trusted
+        self.teletans_per_hour = teletans_per_hour
+        self.database = database or E2E_DATABASE or f"sqlite:{workdir / 'verification.sqlite'}"
+        self.secret_file = workdir / "verification.secret"
+        self.port, self.internal_port = free_ports(2)
+        self.app_url = f"http://127.0.0.1:{self.port}"
+        self.internal_url = f"http://127.0.0.1:{self.internal_port}"
+
+    def command(self) -> list[str]:
+        command = [
+            VERIFICATION_BIN, "serve",
+            "--database", self.database,
+            "--secret-file", str(self.secret_file),
+            "--trusted-portal-key", str(self.trusted.public_path),
+            "--port", str(self.port),
+            "--internal-port", str(self.internal_port),
+        ]
+        if self.teletans_per_hour is not None:
+            command += ["--teletans-per-hour", str(self.teletans_per_hour)]
+        return command
+
+    def is_ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.app_url + "/health/ready", timeout=2) as response:
+                if response.status != 200:
+                    return False
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return False
+        return port_accepts(self.internal_port)
+
+    @property
+    def db(self) -> "DatabaseAccess":
+        return DatabaseAccess(self.database)
+
+
+class Portal(ManagedProcess):
+    """`portal serve` that gets its teleTANs from a verification server. The portal keeps its
+    own data in a SQLite file of its own (the server under test is what uses E2E_DATABASE)."""
+
+    name = "portal"
+
+    def __init__(self, workdir: Path, server: VerificationServer, key: PortalKeyPair):
+        super().__init__(workdir)
+        self.server = server
+        self.key = key
+        (self.port,) = free_ports(1)
+        self.base_url = f"http://127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        return [
+            PORTAL_BIN, "serve",
+            "--port", str(self.port),
+            "--database", f"sqlite:{self.workdir / 'portal.sqlite'}",
+            "--secret-file", str(self.workdir / "portal.secret"),
+            "--pam-service", PAM_SERVICE,
+            "--templates", str(REPO / "Templates"),
+            "--public-directory", str(REPO / "Public"),
+            "--teletan-interval", "1s",
+            "--verification-server", self.server.internal_url,
+            "--verification-key", str(self.key.private_path),
+        ]
+
+    def is_ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.base_url + "/health/ready", timeout=2) as response:
+                return response.status == 200
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Database access (only for what no API offers: making a teleTAN expire)
+
+
+class DatabaseAccess:
+    def __init__(self, location: str):
+        self.location = location
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.location.startswith(("postgres://", "postgresql://"))
+
+    def _sqlite(self, sql: str, parameters: tuple = ()) -> tuple[int, list]:
+        connection = sqlite3.connect(self.location[len("sqlite:"):], timeout=10)
+        try:
+            cursor = connection.execute(sql, parameters)
+            rows = cursor.fetchall()
+            connection.commit()
+            return cursor.rowcount, rows
+        finally:
+            connection.close()
+
+    def _psql(self, sql: str) -> str:
+        result = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", self.location, "-c", sql],
+                                capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, f"psql failed: {result.stderr}"
+        return result.stdout.strip()
+
+    def expire_newest_teletan(self) -> None:
+        """Sets valid_until of the newest teleTAN into the past (the hash column holds only
+        keyed hashes, so the row is found by its creation time)."""
+        if self.is_postgres:
+            out = self._psql("UPDATE teletans SET valid_until = now() - interval '1 minute' WHERE id = "
+                             "(SELECT id FROM teletans ORDER BY created_at DESC LIMIT 1) RETURNING id")
+            assert len(out.splitlines()) == 1, f"expected one updated row, got {out!r}"
+        else:
+            changed, _ = self._sqlite("UPDATE teletans SET valid_until = ? WHERE id = "
+                                      "(SELECT id FROM teletans ORDER BY created_at DESC LIMIT 1)", (time.time() - 60,))
+            assert changed == 1, f"expected one updated row, got {changed}"
+
+    def count(self, table: str) -> int:
+        assert re.fullmatch(r"[a-z_]+", table)
+        if self.is_postgres:
+            return int(self._psql(f"SELECT COUNT(*) FROM {table}"))
+        return self._sqlite(f"SELECT COUNT(*) FROM {table}")[1][0][0]
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP client that records every response (for the OpenAPI check)
+
+
+@dataclass
+class RecordedResponse:
+    listener: str  # "app" or "internal"
+    method: str
+    path: str
+    status: int
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+    test: str
+
+    def json(self):
+        return json.loads(self.body)
+
+
+@dataclass
+class ResponseLog:
+    responses: list[RecordedResponse] = field(default_factory=list)
+    current_test: str = ""
+
+    def add(self, listener: str, method: str, path: str, status: int, headers, body: bytes) -> RecordedResponse:
+        recorded = RecordedResponse(listener, method, path, status,
+                                    {name.lower(): value for name, value in headers}, body, self.current_test)
+        self.responses.append(recorded)
+        return recorded
+
+
+class ApiClient:
+    """Talks to both listeners of one verification server, like the app (app listener) and like
+    a portal or the submission server (internal listener)."""
+
+    def __init__(self, server: VerificationServer, log: ResponseLog):
+        self.server = server
+        self.log = log
+        self.session = requests.Session()
+
+    def _base(self, listener: str) -> str:
+        return self.server.app_url if listener == "app" else self.server.internal_url
+
+    def post(self, listener: str, path: str, json_body=None, *, data: bytes | None = None,
+             headers: dict[str, str] | None = None) -> RecordedResponse:
+        all_headers = dict(headers or {})
+        if json_body is not None:
+            data = json.dumps(json_body).encode()
+            all_headers.setdefault("Content-Type", "application/json")
+        response = self.session.post(self._base(listener) + path, data=data, headers=all_headers,
+                                     timeout=REQUEST_TIMEOUT, allow_redirects=False)
+        return self.log.add(listener, "POST", path, response.status_code, response.headers.items(), response.content)
+
+    def post_raw(self, listener: str, path: str, body: bytes, headers: dict[str, str], chunked: bool = False) -> RecordedResponse:
+        """http.client, for what requests does not do on purpose: a chunked body."""
+        port = self.server.port if listener == "app" else self.server.internal_port
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT)
+        try:
+            if chunked:
+                # http.client writes the chunk framing itself (size line, data, final 0 chunk).
+                connection.request("POST", path, body=iter([body]),
+                                   headers={**headers, "Transfer-Encoding": "chunked"}, encode_chunked=True)
+            else:
+                connection.request("POST", path, body=body, headers=headers)
+            response = connection.getresponse()
+            content = response.read()
+            return self.log.add(listener, "POST", path, response.status, response.getheaders(), content)
+        finally:
+            connection.close()
+
+    # The app's three calls
+    def registration_token(self, key: str, key_type: str = "TELETAN", fake: bool = False) -> RecordedResponse:
+        return self.post("app", f"{V1}/registrationToken", {"key": key, "keyType": key_type},
+                         headers={"cwa-fake": "1"} if fake else None)
+
+    def tan(self, registration_token: str, fake: bool = False) -> RecordedResponse:
+        return self.post("app", f"{V1}/tan", {"registrationToken": registration_token},
+                         headers={"cwa-fake": "1"} if fake else None)
+
+    def test_result(self, registration_token: str, fake: bool = False) -> RecordedResponse:
+        return self.post("app", f"{V1}/testresult", {"registrationToken": registration_token},
+                         headers={"cwa-fake": "1"} if fake else None)
+
+    # The internal calls
+    def create_teletan(self, token: str | None, teletan_type: str | None = None) -> RecordedResponse:
+        headers = {}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        if teletan_type is not None:
+            headers["X-CWA-TELETAN-TYPE"] = teletan_type
+        return self.post("internal", f"{V1}/tan/teletan", headers=headers)
+
+    def verify_tan(self, tan: str) -> RecordedResponse:
+        return self.post("internal", f"{V1}/tan/verify", {"tan": tan})
+
+    def new_teletan(self, teletan_type: str = "TEST") -> str:
+        """A real teleTAN straight from the internal API (signed as the trusted portal)."""
+        role = "c19hotline_event" if teletan_type == "EVENT" else "c19hotline"
+        response = self.create_teletan(self.server.trusted.token([role]), teletan_type)
+        assert response.status == 201, (response.status, response.body)
+        value = response.json()["value"]
+        assert app_accepts(value), value
+        return value
+
+
+def random_uuid() -> str:
+    return str(uuid.uuid4())
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenAPI document
+
+
+def load_openapi() -> dict:
+    return yaml.safe_load(OPENAPI_PATH.read_text())
+
+
+# ---------------------------------------------------------------------------------------------
+# Browser steps (patterns of Tests/browser)
+
+
+def path_of(driver) -> str:
+    return urlsplit(driver.current_url).path
+
+
+def click_and_wait(driver, element) -> None:
+    """Clicks, then waits until the old document was replaced and the new one has loaded."""
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.execute_script("window.e2eOldDocument = true;")
+    element.click()
+    WebDriverWait(driver, 20, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script("return document.readyState === 'complete' && !window.e2eOldDocument;"))
+
+
+def sign_in(driver, portal: Portal, username: str, password: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.get(portal.base_url + "/signin")
+    driver.find_element(By.ID, "username").send_keys(username)
+    driver.find_element(By.ID, "password").send_keys(password)
+    click_and_wait(driver, driver.find_element(By.ID, "signin"))
+    assert path_of(driver) == "/", f"sign-in ended on {driver.current_url}"
+
+
+def press_issue(driver, portal: Portal) -> float:
+    """Loads the start page (a fresh form), presses "Issue teleTAN", waits for the page it
+    leads to. Returns the seconds from the click to the loaded page."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(portal.base_url + "/")
+    button = driver.find_element(By.ID, "issue-teletan")
+    assert button.text == "Issue teleTAN"
+    driver.get_log("performance")  # drop what came before
+    started = time.monotonic()
+    click_and_wait(driver, button)
+    return time.monotonic() - started
+
+
+def last_document_status(driver) -> int | None:
+    """HTTP status of the last document the browser received (Chrome's performance log)."""
+    status = None
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message.get("method") == "Network.responseReceived" and message["params"].get("type") == "Document":
+            status = message["params"]["response"]["status"]
+    return status
+
+
+def read_teletan(driver) -> str:
+    from selenium.webdriver.common.by import By
+
+    assert path_of(driver) == "/teletan/result", f"issuing ended on {driver.current_url}"
+    return re.sub(r"\s+", "", driver.find_element(By.ID, "teletan").text)
+
+
+def error_page(driver) -> tuple[str, str]:
+    """(title, message) of the portal's error page."""
+    from selenium.webdriver.common.by import By
+
+    return (driver.find_element(By.TAG_NAME, "h1").text, driver.find_element(By.ID, "error-message").text)

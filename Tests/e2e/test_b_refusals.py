@@ -1,0 +1,166 @@
+"""(b) What the verification server refuses, and that a refusal has no side effect.
+
+Each invalid teleTAN counts as a failure of 127.0.0.1 for the server's guessing protection
+(slower answers from the 5th failure in an hour): the whole suite presents only four."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from e2e_support import V1, random_uuid, with_wrong_check_character
+
+JSON = {"Content-Type": "application/json"}
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def test_wrong_check_character_is_refused_and_the_real_teletan_stays_redeemable(api):
+    teletan = api.new_teletan()
+    refused = api.registration_token(with_wrong_check_character(teletan))
+    assert refused.status == 400, refused.body
+    assert refused.json()["status"] == 400
+    redeemed = api.registration_token(teletan)
+    assert redeemed.status == 201, redeemed.body
+
+
+def test_expired_teletan_is_refused(api, server):
+    teletan = api.new_teletan()
+    server.db.expire_newest_teletan()
+    refused = api.registration_token(teletan)
+    assert refused.status == 400, refused.body
+
+
+def test_redeemed_teletan_is_refused(api):
+    teletan = api.new_teletan()
+    assert api.registration_token(teletan).status == 201
+    refused = api.registration_token(teletan)
+    assert refused.status == 400, refused.body
+
+
+def test_key_type_guid_is_refused(api):
+    refused = api.registration_token("a" * 64, key_type="GUID")
+    assert refused.status == 400, refused.body
+
+
+@pytest.mark.parametrize("body", [b'{"key": "FE9A5MAK6C", "keyType": ', b"not json", b"[]", b'{"keyType": "TELETAN"}',
+                                  b'{"key": 1234567890, "keyType": "TELETAN"}'])
+def test_malformed_json_is_refused(api, body):
+    refused = api.post("app", f"{V1}/registrationToken", data=body, headers=JSON)
+    assert refused.status == 400, refused.body
+
+
+@pytest.mark.parametrize("path", ["registrationToken", "tan", "testresult"])
+def test_body_over_10000_bytes_is_refused(api, path):
+    body = json.dumps({"registrationToken": random_uuid(), "key": "FE9A5MAK6C", "keyType": "TELETAN",
+                       "filler": "x" * 10_000}).encode()
+    assert len(body) > 10_000
+    refused = api.post("app", f"{V1}/{path}", data=body, headers=JSON)
+    assert refused.status == 406, refused.body
+
+
+def test_body_of_exactly_10000_bytes_is_not_refused_for_its_size(api):
+    prefix = json.dumps({"registrationToken": random_uuid(), "filler": ""}).encode()
+    body = prefix[:-2] + b"x" * (10_000 - len(prefix)) + b'"}'
+    assert len(body) == 10_000
+    answered = api.post("app", f"{V1}/testresult", data=body, headers=JSON)
+    assert answered.status == 400, answered.body  # unknown token, not 406
+
+
+@pytest.mark.parametrize("listener,path", [("app", "registrationToken"), ("app", "testresult"), ("internal", "tan/verify")])
+def test_chunked_body_is_refused(api, listener, path):
+    body = json.dumps({"key": "FE9A5MAK6C", "keyType": "TELETAN", "registrationToken": random_uuid(),
+                       "tan": random_uuid()}).encode()
+    refused = api.post_raw(listener, f"{V1}/{path}", body, JSON, chunked=True)
+    assert refused.status == 406, refused.body
+    assert "chunked" in refused.json()["error"]  # refused for being chunked, not for its size
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "application/xml"])
+def test_wrong_content_type_is_refused(api, content_type):
+    body = json.dumps({"key": "FE9A5MAK6C", "keyType": "TELETAN"}).encode()
+    refused = api.post("app", f"{V1}/registrationToken", data=body, headers={"Content-Type": content_type})
+    assert refused.status == 415, refused.body
+
+
+def test_internal_endpoints_do_not_exist_on_the_app_listener(api, portal_key):
+    token = portal_key.token(["c19hotline"])
+    teletan = api.post("app", f"{V1}/tan/teletan", headers={"Authorization": f"Bearer {token}"})
+    assert teletan.status == 404, teletan.body
+    verify = api.post("app", f"{V1}/tan/verify", {"tan": random_uuid()})
+    assert verify.status == 404, verify.body
+
+
+def test_app_endpoints_do_not_exist_on_the_internal_listener(api):
+    for path in ("registrationToken", "tan", "testresult"):
+        answered = api.post("internal", f"{V1}/{path}", {"registrationToken": random_uuid(), "key": "FE9A5MAK6C",
+                                                        "keyType": "TELETAN"})
+        assert answered.status == 404, (path, answered.body)
+
+
+def test_teletan_creation_without_token_is_unauthorized(api):
+    refused = api.create_teletan(None)
+    assert refused.status == 401, refused.body
+    refused = api.post("internal", f"{V1}/tan/teletan", headers={"Authorization": "Basic dXNlcjpwYXNz"})
+    assert refused.status == 401, refused.body
+
+
+def test_teletan_creation_with_untrusted_or_broken_tokens_is_unauthorized(api, portal_key, untrusted_key):
+    cases = {
+        # Signed by a key the server does not trust, claiming to be the trusted portal: only
+        # the signature check can refuse it.
+        "untrusted key, trusted kid": untrusted_key.token(["c19hotline"], kid=portal_key.thumbprint),
+        "untrusted key, own kid": untrusted_key.token(["c19hotline"]),
+        "trusted key, no kid": portal_key.token(["c19hotline"], kid=None),
+        "trusted key, unknown kid": portal_key.token(["c19hotline"], kid="0123456789abcdef"),
+        "trusted key, expired": portal_key.token(["c19hotline"], issued_at=0, lifetime=60),
+        "not a JWT": "not-a-jwt",
+    }
+    valid = portal_key.token(["c19hotline"])
+    head, payload, signature = valid.split(".")
+    cases["signature removed"] = f"{head}.{payload}."
+    none_header = _b64url(json.dumps({"alg": "none", "typ": "JWT", "kid": portal_key.thumbprint}).encode())
+    cases["alg none"] = f"{none_header}.{payload}."
+    for name, token in cases.items():
+        refused = api.create_teletan(token)
+        assert refused.status == 401, (name, refused.status, refused.body)
+    # The control case: the same construction with the trusted key and its thumbprint works.
+    assert api.create_teletan(valid).status == 201
+
+
+def test_event_teletan_needs_the_event_role(api, portal_key):
+    refused = api.create_teletan(portal_key.token(["c19hotline"]), "EVENT")
+    assert refused.status == 403, refused.body
+    created = api.create_teletan(portal_key.token(["c19hotline_event"]), "EVENT")
+    assert created.status == 201, created.body
+    # An EVENT teleTAN goes through the chain and is verified as EVENT.
+    registration = api.registration_token(created.json()["value"])
+    assert registration.status == 201, registration.body
+    tan = api.tan(registration.json()["registrationToken"])
+    assert tan.status == 201, tan.body
+    verified = api.verify_tan(tan.json()["tan"])
+    assert verified.status == 200 and verified.headers.get("x-cwa-teletan-type") == "EVENT"
+
+
+def test_test_teletan_needs_the_hotline_role(api, portal_key):
+    refused = api.create_teletan(portal_key.token(["c19hotline_event"]), "TEST")
+    assert refused.status == 403, refused.body
+    refused = api.create_teletan(portal_key.token([]))
+    assert refused.status == 403, refused.body
+
+
+def test_unknown_teletan_type_is_a_bad_request(api, portal_key):
+    refused = api.create_teletan(portal_key.token(["c19hotline", "c19hotline_event"]), "PCR")
+    assert refused.status == 400, refused.body
+
+
+def test_unknown_tokens_and_tans_are_refused(api):
+    assert api.tan(random_uuid()).status == 400
+    assert api.test_result(random_uuid()).status == 400
+    assert api.tan("not-a-uuid").status == 400
+    assert api.verify_tan(random_uuid()).status == 404
+    assert api.verify_tan("not-a-uuid").status == 404

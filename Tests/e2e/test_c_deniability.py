@@ -1,0 +1,84 @@
+"""(c) Plausible deniability: a dummy request (`cwa-fake: 1`) looks like a real one on the wire
+(status, header names, body size) and changes nothing."""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+
+from e2e_support import ALPHABET, random_uuid
+
+
+def random_key() -> str:
+    """Ten random characters of the alphabet: almost never a valid teleTAN."""
+    return "".join(random.choice(ALPHABET) for _ in range(10))
+
+
+def assert_alike(real, fake) -> None:
+    assert fake.status == real.status, (real.status, fake.status, fake.body)
+    assert set(fake.headers) == set(real.headers), (sorted(real.headers), sorted(fake.headers))
+    assert len(fake.body) == len(real.body), (len(real.body), len(fake.body))
+    assert fake.headers["content-length"] == real.headers["content-length"]
+    assert set(fake.json()) == set(real.json())
+
+
+def test_each_app_endpoint_answers_a_dummy_like_a_real_request(api):
+    teletan = api.new_teletan()
+    real_registration = api.registration_token(teletan)
+    fake_registration = api.registration_token(random_key(), fake=True)
+    assert real_registration.status == 201
+    assert_alike(real_registration, fake_registration)
+
+    token = real_registration.json()["registrationToken"]
+    real_tan = api.tan(token)
+    fake_tan = api.tan(random_uuid(), fake=True)
+    assert real_tan.status == 201
+    assert_alike(real_tan, fake_tan)
+
+    real_result = api.test_result(token)
+    fake_result = api.test_result(random_uuid(), fake=True)
+    assert real_result.status == 200
+    assert_alike(real_result, fake_result)
+
+    # A dummy's fields look real too.
+    assert fake_result.json()["testResult"] == 2
+    assert abs(fake_result.json()["sc"] - time.time()) < 120
+
+
+def test_dummies_with_real_values_change_nothing(api, server):
+    db = server.db
+    teletan = api.new_teletan()
+    before = {table: db.count(table) for table in ("teletans", "registration_tokens", "tans")}
+
+    # A dummy with a real teleTAN does not redeem it.
+    assert api.registration_token(teletan, fake=True).status == 201
+    assert {table: db.count(table) for table in before} == before
+    real = api.registration_token(teletan)
+    assert real.status == 201, "the dummy request redeemed the teleTAN"
+    token = real.json()["registrationToken"]
+
+    # A dummy with a real registration token does not use up its one TAN.
+    counts = {table: db.count(table) for table in before}
+    assert api.tan(token, fake=True).status == 201
+    assert api.test_result(token, fake=True).status == 200
+    assert {table: db.count(table) for table in before} == counts
+    real_tan = api.tan(token)
+    assert real_tan.status == 201, "the dummy request used up the TAN"
+    assert api.verify_tan(real_tan.json()["tan"]).status == 200
+
+
+def test_dummy_and_real_test_result_timing(api, capsys):
+    token = api.registration_token(api.new_teletan()).json()["registrationToken"]
+    real_times, fake_times = [], []
+    for _ in range(20):
+        for fake, times in ((False, real_times), (True, fake_times)):
+            started = time.perf_counter()
+            response = api.test_result(random_uuid() if fake else token, fake=fake)
+            times.append(time.perf_counter() - started)
+            assert response.status == 200
+    real_median, fake_median = statistics.median(real_times), statistics.median(fake_times)
+    with capsys.disabled():
+        print(f"\n/testresult over 20 requests each: median real {real_median * 1000:.2f} ms, "
+              f"median dummy {fake_median * 1000:.2f} ms")
+    assert real_median < 1.0 and fake_median < 1.0
