@@ -439,7 +439,7 @@ def test_audit_verify_after_a_real_session(portal, browser, secrets_ledger):
     """`portal audit verify` (the operator's command) finds the chain written by a real sign-in,
     issuance and sign-out intact."""
     sign_in(browser, portal, secrets_ledger, *OFFICER)
-    browser.find_element(By.ID, "issue-teletan").click()
+    issue_teletan(browser, OFFICER[0])
     assert read_teletan(browser, secrets_ledger)
     sign_out(browser)
     result = subprocess.run([PORTAL_BIN, "audit", "verify", "--database", portal.database],
