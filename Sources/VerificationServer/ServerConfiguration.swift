@@ -11,6 +11,8 @@ public struct ServerConfiguration: Sendable {
     public var internalHost = "127.0.0.1"
     public var internalPort = 8082
     public var database = DatabaseLocation.sqlite(path: "verification.sqlite")
+    /// PostgreSQL connections per instance (SQLite always uses one).
+    public var databasePoolSize = 16
     public var secretFile = "verification.secret"
     /// Public keys (PEM) of the portals allowed to request teleTANs.
     public var trustedPortalKeys: [String] = []

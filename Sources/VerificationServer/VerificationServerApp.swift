@@ -31,7 +31,7 @@ public final class VerificationServerApp: Sendable {
         self.now = now
         hasher = KeyedHasher(key: try SecretFile.loadOrCreate(at: configuration.secretFile))
         tokens = try await PortalTokenVerifier(publicKeyPaths: configuration.trustedPortalKeys)
-        database = try PortalDatabase(location: configuration.database, logger: logger)
+        database = try PortalDatabase(location: configuration.database, poolSize: configuration.databasePoolSize, logger: logger)
         do {
             try await database.migrate(Self.migrations, logger: logger)
         } catch {

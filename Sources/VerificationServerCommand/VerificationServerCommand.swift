@@ -40,6 +40,8 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run both listeners (migrations run first).")
 
     @OptionGroup var common: CommonOptions
+    @Option(help: "PostgreSQL connections per instance (env VERIFICATION_DATABASE_POOL_SIZE)")
+    var databasePoolSize: String = Environment.value("VERIFICATION_DATABASE_POOL_SIZE") ?? "16"
     @Option(help: "Address of the app-facing listener (env VERIFICATION_HOST)")
     var host: String = Environment.value("VERIFICATION_HOST") ?? "127.0.0.1"
     @Option(help: "Port of the app-facing listener (env VERIFICATION_PORT)")
@@ -68,6 +70,8 @@ struct Serve: AsyncParsableCommand {
             throw ConfigurationError(message: "--internal-port (VERIFICATION_INTERNAL_PORT): must differ from --port; the internal endpoints need their own listener")
         }
         config.database = try common.location()
+        config.databasePoolSize = try OptionParser.integer(
+            databasePoolSize, flag: "--database-pool-size", env: "VERIFICATION_DATABASE_POOL_SIZE", range: 2...256)
         config.secretFile = secretFile
         config.trustedPortalKeys = trustedPortalKey
         for path in trustedPortalKey where !FileManager.default.isReadableFile(atPath: path) {
