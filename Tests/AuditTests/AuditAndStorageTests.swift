@@ -119,8 +119,7 @@ final class AuditAndStorageTests: XCTestCase {
         try await withDatabase { db in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in 0..<8 {
-                    group.addTask { [logger] in
-                        _ = logger
+                    group.addTask {
                         for index in 0..<10 {
                             try await AuditLog().append(AuditEvent(action: .signIn, outcome: .success, actor: "w\(worker)-\(index)"), on: db)
                         }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -62,6 +65,39 @@ final class RemoteVerificationTests: XCTestCase {
             }
             await remote.shutdown()
         }
+    }
+
+    func testServerThatNeverAnswersTimesOut() async throws {
+        // A listening socket nobody accepts from: the connection is made, no answer ever comes.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        XCTAssertTrue(bound)
+        XCTAssertEqual(listen(listener, 16), 0)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("remote-\(UUID().uuidString)")
+        let keys = try PortalKeys.generate(into: directory.path)
+        let signer = try await PortalTokenSigner(privateKeyPath: keys.privateKey)
+        let remote = RemoteVerificationService(baseURL: "http://127.0.0.1:\(port)", signer: signer, timeout: .seconds(2))
+        try await PortalHarness.run(verification: remote) { portal in
+            let browser = try await portal.signedIn(.officer)
+            let start = ContinuousClock.now
+            let page = try await browser.pressIssue()
+            let waited = ContinuousClock.now - start
+            XCTAssertGreaterThanOrEqual(waited, .seconds(1), "the request really waited for the server")
+            XCTAssertLessThan(waited, .seconds(5), "and gave up after the timeout")
+            XCTAssertEqual(page.status, .serviceUnavailable)
+            XCTAssertTrue(page.body.contains("No teleTAN was issued."))
+        }
+        await remote.shutdown()
     }
 
     func testUnreachableServerGivesAClearPageQuickly() async throws {

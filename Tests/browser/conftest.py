@@ -22,7 +22,6 @@ import os
 os.environ["SE_AVOID_STATS"] = "true"
 
 import errno
-import signal
 import socket
 import subprocess
 import time
@@ -32,14 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
+
+import sys
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from processes_and_browsers import headless_chromium, stop_gracefully  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 PORTAL_BIN = os.environ.get("PORTAL_BIN", str(REPO / ".build" / "debug" / "portal"))
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 
 DEFAULT_PAM_SERVICE = "teletan-portal-test"
 OTP_PAM_SERVICE = "teletan-portal-otp-test"
@@ -120,15 +118,7 @@ class PortalInstance:
     def stop(self) -> int:
         """SIGTERM, then wait for a graceful exit; a portal that hangs is killed and reported."""
         assert self.process is not None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=SHUTDOWN_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.kill()
-                raise AssertionError(
-                    f"portal did not exit within {SHUTDOWN_TIMEOUT} s of SIGTERM:\n{self.log_tail()}") from None
-        self.returncode = self.process.returncode
+        self.returncode = stop_gracefully(self.process, SHUTDOWN_TIMEOUT, "portal", self.log_tail)
         return self.returncode
 
     def kill(self) -> None:
@@ -229,28 +219,7 @@ def portal(request, tmp_path_factory, secrets_ledger):
 @pytest.fixture
 def browser():
     """A fresh headless Chromium per test: no cookies or history carried over."""
-    options = Options()
-    options.binary_location = CHROMIUM
-    for argument in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,1000",
-        # English pages unless a test switches: the portal honours Accept-Language.
-        "--lang=en-US",
-        # Nothing of Chromium's own should try to reach the network.
-        "--disable-background-networking",
-        "--disable-sync",
-        "--no-first-run",
-        "--password-store=basic",
-    ):
-        options.add_argument(argument)
-    options.add_experimental_option("prefs", {
-        "intl.accept_languages": "en-US,en",
-        "credentials_enable_service": False,
-        "profile.password_manager_enabled": False,
-    })
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = headless_chromium()
     try:
         yield driver
     finally:

@@ -33,11 +33,8 @@ import os
 os.environ["SE_AVOID_STATS"] = "true"
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 
-from e2e_support import (CHROMEDRIVER, CHROMIUM, ApiClient, Portal, PortalKeyPair, ResponseLog,
+from e2e_support import (headless_chromium, ApiClient, Portal, PortalKeyPair, ResponseLog,
                          VerificationServer)
 
 
@@ -139,27 +136,7 @@ def _mkdirs(tmp_path) -> None:
 def browser():
     """A fresh headless Chromium per test, with the performance log on (to read the HTTP
     status of the pages)."""
-    options = Options()
-    options.binary_location = CHROMIUM
-    for argument in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,1000",
-        "--lang=en-US",
-        "--disable-background-networking",
-        "--disable-sync",
-        "--no-first-run",
-        "--password-store=basic",
-    ):
-        options.add_argument(argument)
-    options.add_experimental_option("prefs", {
-        "intl.accept_languages": "en-US,en",
-        "credentials_enable_service": False,
-        "profile.password_manager_enabled": False,
-    })
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = headless_chromium(performance_log=True)
     try:
         yield driver
     finally:

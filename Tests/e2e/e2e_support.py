@@ -14,7 +14,6 @@ import http.client
 import json
 import os
 import re
-import signal
 import socket
 import sqlite3
 import subprocess
@@ -33,13 +32,15 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 REPO = Path(__file__).resolve().parents[2]
+
+import sys  # noqa: E402
+sys.path.insert(0, str(REPO / "Tests" / "support"))
+from processes_and_browsers import headless_chromium, stop_gracefully  # noqa: E402,F401
 PORTAL_BIN = os.environ.get("PORTAL_BIN") or str(REPO / ".build" / "debug" / "portal")
 VERIFICATION_BIN = os.environ.get("VERIFICATION_BIN") or str(REPO / ".build" / "debug" / "verification-server")
 # A PostgreSQL URL for the verification servers; unset: a SQLite file per server.
 E2E_DATABASE = os.environ.get("E2E_DATABASE") or None
 OPENAPI_PATH = REPO / "docs" / "verification-api.yaml"
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 PAM_SERVICE = "teletan-portal-test"
 OFFICER = ("tt-officer", "Officer-Pass-1")
 
@@ -154,15 +155,7 @@ class ManagedProcess:
         """SIGTERM; the process must exit within SHUTDOWN_TIMEOUT (else it is killed and this
         raises). Returns the exit status."""
         assert self.process is not None, f"{self.name} was never started"
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=SHUTDOWN_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.kill()
-                raise AssertionError(
-                    f"{self.name} did not exit within {SHUTDOWN_TIMEOUT} s of SIGTERM:\n{self.log_tail()}") from None
-        self.returncode = self.process.returncode
+        self.returncode = stop_gracefully(self.process, SHUTDOWN_TIMEOUT, self.name, self.log_tail)
         return self.returncode
 
     def stop_cleanly(self) -> None:

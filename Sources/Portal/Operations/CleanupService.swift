@@ -36,9 +36,6 @@ struct CleanupService: Service {
         }
     }
 
-    /// CWA deletes teleTAN rows after 21 days.
-    static let teleTANRetention: TimeInterval = 21 * 24 * 60 * 60
-
     func runOnce() async throws {
         let db = database.database(logger: logger)
         let time = now()
@@ -49,7 +46,7 @@ struct CleanupService: Service {
         }
         try await nonces.purge(olderThan: time.addingTimeInterval(-sessions.lifetime.seconds), on: db)
         try await displays.purge(olderThan: time.addingTimeInterval(-displayTime.seconds), on: db)
-        try await TeleTANRecord.purge(olderThan: time.addingTimeInterval(-Self.teleTANRetention), on: db)
+        try await TeleTANRecord.purge(olderThan: time.addingTimeInterval(-TeleTANLifecycle.retention), on: db)
         try await RateLimiter().purge(before: time, on: db)
         try await Lockouts().purge(before: time, on: db)
     }
