@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // Already built for AsyncHTTPClient and PostgresNIO; named for TLS on our own listeners.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // libpam, from Debian's libpam0g-dev.
@@ -74,11 +76,16 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         // The standalone verification server (CWA v1 API) over the same Verification code.
         .target(name: "VerificationServer", dependencies: [
             "Verification", "Storage", "Audit", "TeleTAN", "ServiceAuth",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
@@ -97,6 +104,7 @@ let package = Package(
         .executableTarget(name: "PortalCommand", dependencies: [
             "Portal", "Audit", "Storage", "TeleTAN", "CommandSupport", "ServiceAuth",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         // Shared by the test targets: the databases every suite runs against, a settable clock.
         .target(name: "TestSupport", dependencies: [
@@ -121,6 +129,8 @@ let package = Package(
         .testTarget(name: "PortalTests", dependencies: [
             "Portal", "Audit", "Storage", "Verification", "TeleTAN", "TestSupport", "VerificationServer", "ServiceAuth",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "FluentKit", package: "fluent-kit"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),

@@ -14,6 +14,7 @@ packages=(
   chromium chromium-driver       # Selenium browser tests
   wrk                     # HTTP benchmark
   passwd procps curl      # useradd/chpasswd/chage, pgrep/ps, HTTP checks
+  openssl                 # test certificates for TLS and mutual TLS
   python3-pip
 )
 

@@ -33,13 +33,14 @@ python3 -m pytest -q Tests/browser
 psql -q "$postgres_url" -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public'
 BROWSER_TEST_DATABASE="$postgres_url" python3 -m pytest -q Tests/browser
 
-echo "== end-to-end tests (portal -> verification server -> app client; SQLite, then PostgreSQL)"
+echo "== end-to-end tests (portal -> verification server -> app client; SQLite, then PostgreSQL with mutual TLS)"
 export VERIFICATION_BIN="$PWD/.build/debug/verification-server"
 python3 -m pytest -q Tests/e2e
 # Its own database (created by start-test-postgres.sh), reset: the suite expects an empty one.
 e2e_url="${postgres_url%/*}/teletan_e2e"
 psql -q "$e2e_url" -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public'
-E2E_DATABASE="$e2e_url" python3 -m pytest -q Tests/e2e
+# This run also puts the internal listener behind mutual TLS (client-certificate allow-list).
+E2E_DATABASE="$e2e_url" E2E_INTERNAL_TLS=1 python3 -m pytest -q Tests/e2e
 
 echo "== schemathesis (property-based tests of both listeners against the OpenAPI document)"
 bash scripts/schemathesis.sh

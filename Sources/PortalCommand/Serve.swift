@@ -3,6 +3,7 @@ import CommandSupport
 import Foundation
 import Hummingbird
 import Logging
+import NIOSSL
 import Portal
 import ServiceAuth
 import Storage
@@ -80,6 +81,12 @@ struct Serve: AsyncParsableCommand {
     var verificationKey: String = Environment.value("PORTAL_VERIFICATION_KEY") ?? "portal-key.pem"
     @Option(help: "Longest wait for the verification server (env PORTAL_VERIFICATION_TIMEOUT)")
     var verificationTimeout: String = Environment.value("PORTAL_VERIFICATION_TIMEOUT") ?? "5s"
+    @Option(help: "Client certificate (PEM) for a verification server that requires mutual TLS (env PORTAL_VERIFICATION_CLIENT_CERTIFICATE)")
+    var verificationClientCertificate: String? = Environment.value("PORTAL_VERIFICATION_CLIENT_CERTIFICATE")
+    @Option(help: "Private key (PEM) of that client certificate (env PORTAL_VERIFICATION_CLIENT_KEY)")
+    var verificationClientKey: String? = Environment.value("PORTAL_VERIFICATION_CLIENT_KEY")
+    @Option(help: "CA certificates (PEM) to trust for an https verification server instead of the system's (env PORTAL_VERIFICATION_CA)")
+    var verificationCa: String? = Environment.value("PORTAL_VERIFICATION_CA")
 
     @Flag(help: "Trust X-Forwarded-For/-Proto from a reverse proxy (env PORTAL_TRUST_PROXY=1)")
     var trustProxy = Environment.flag("PORTAL_TRUST_PROXY")
@@ -136,8 +143,20 @@ struct Serve: AsyncParsableCommand {
             throw ConfigurationError(message: "--verification-server (PORTAL_VERIFICATION_SERVER): expected 'embedded' or an http(s) URL, got '\(verificationServer)'")
         }
         let timeout = try OptionParser.duration(verificationTimeout, flag: "--verification-timeout", env: "PORTAL_VERIFICATION_TIMEOUT")
+        let tls: TLSConfiguration?
         do {
-            return RemoteVerificationService(baseURL: verificationServer, signer: try await PortalTokenSigner(privateKeyPath: verificationKey), timeout: timeout)
+            tls = try VerificationClientTLS.configuration(certificate: verificationClientCertificate, privateKey: verificationClientKey, trustRoots: verificationCa)
+        } catch let error as VerificationClientTLS.Failure {
+            let flag = switch error.setting {
+            case .certificate: "--verification-client-certificate (PORTAL_VERIFICATION_CLIENT_CERTIFICATE)"
+            case .privateKey: "--verification-client-key (PORTAL_VERIFICATION_CLIENT_KEY)"
+            case .trustRoots: "--verification-ca (PORTAL_VERIFICATION_CA)"
+            }
+            throw ConfigurationError(message: "\(flag): \(error.description)")
+        }
+        do {
+            return RemoteVerificationService(baseURL: verificationServer, signer: try await PortalTokenSigner(privateKeyPath: verificationKey),
+                                             timeout: timeout, tls: tls)
         } catch let error as PortalKeys.Failure {
             throw ConfigurationError(message: "--verification-key (PORTAL_VERIFICATION_KEY): \(error.description)")
         }

@@ -46,7 +46,8 @@ struct InternalAPIController: Sendable {
         let event: @Sendable (AuditEvent.Outcome, String?, [String: String]) -> AuditEvent = { outcome, subject, details in
             AuditEvent(action: "teletan.create", outcome: outcome, actor: username, role: verified.payload.roles.joined(separator: ","),
                        address: context.clientAddress, requestID: context.id, subject: subject,
-                       details: details.merging(["portal": verified.portal, "type": type.rawValue]) { $1 })
+                       details: details.merging(["portal": verified.portal, "type": type.rawValue]) { $1 }
+                           .merging(context.clientCertificateThumbprint.map { ["client_certificate": $0] } ?? [:]) { $1 })
         }
         let db = database.database(logger: context.logger)
         guard verified.payload.roles.contains(requiredRole) else {

@@ -24,6 +24,10 @@ public struct ServerConfiguration: Sendable {
     public var guessWindow: Duration = .seconds(60 * 60)
     public var guessLockout: Duration = .seconds(60 * 60)
     public var trustProxy = false
+    /// TLS on the app-facing listener (usually a reverse proxy terminates TLS there instead).
+    public var appTLS: ListenerTLS?
+    /// TLS on the internal listener, with a client certificate allow-list for mutual TLS.
+    public var internalTLS: ListenerTLS?
 
     public init() {}
 }

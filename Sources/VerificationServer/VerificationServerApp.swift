@@ -2,6 +2,7 @@ import Audit
 import Foundation
 import FluentKit
 import Hummingbird
+import HummingbirdCore
 import Logging
 import ServiceAuth
 import ServiceLifecycle
@@ -66,6 +67,9 @@ public final class VerificationServerApp: Sendable {
     /// The internal listener: teleTAN creation (portals) and TAN verification (submission server).
     public func makeInternalRouter() -> Router<ServerRequestContext> {
         let router = Router(context: ServerRequestContext.self)
+        if let tls = configuration.internalTLS, tls.requiresClientCertificate {
+            router.add(middleware: ClientCertificateMiddleware(allowedThumbprints: tls.allowedClientThumbprints))
+        }
         router.add(middleware: CWARequestMiddleware(trustProxy: configuration.trustProxy))
         InternalAPIController(
             database: database,
@@ -77,14 +81,23 @@ public final class VerificationServerApp: Sendable {
         return router
     }
 
+    /// HTTP/1.1, over TLS when configured (certificate files are read here, at start-up).
+    public func makeAppServer() throws -> HTTPServerBuilder {
+        try configuration.appTLS?.serverBuilder() ?? .http1()
+    }
+
+    public func makeInternalServer() throws -> HTTPServerBuilder {
+        try configuration.internalTLS?.serverBuilder() ?? .http1()
+    }
+
     /// Both listeners and the retention job, stopped together on SIGTERM or SIGINT.
     public func run() async throws {
         let app = Application(
-            router: makeAppRouter(),
+            router: makeAppRouter(), server: try makeAppServer(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             logger: logger)
         let internalApp = Application(
-            router: makeInternalRouter(),
+            router: makeInternalRouter(), server: try makeInternalServer(),
             configuration: .init(address: .hostname(configuration.internalHost, port: configuration.internalPort), serverName: nil),
             logger: logger)
         let group = ServiceGroup(configuration: .init(

@@ -57,6 +57,17 @@ struct Serve: AsyncParsableCommand {
         .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     @Option(help: "teleTANs per rolling hour, both types (env VERIFICATION_TELETANS_PER_HOUR)")
     var teletansPerHour: String = Environment.value("VERIFICATION_TELETANS_PER_HOUR") ?? "1000"
+    @Option(help: "TLS certificate chain (PEM) of the app-facing listener (env VERIFICATION_TLS_CERTIFICATE)")
+    var tlsCertificate: String? = Environment.value("VERIFICATION_TLS_CERTIFICATE")
+    @Option(help: "TLS private key (PEM) of the app-facing listener (env VERIFICATION_TLS_KEY)")
+    var tlsKey: String? = Environment.value("VERIFICATION_TLS_KEY")
+    @Option(help: "TLS certificate chain (PEM) of the internal listener (env VERIFICATION_INTERNAL_TLS_CERTIFICATE)")
+    var internalTlsCertificate: String? = Environment.value("VERIFICATION_INTERNAL_TLS_CERTIFICATE")
+    @Option(help: "TLS private key (PEM) of the internal listener (env VERIFICATION_INTERNAL_TLS_KEY)")
+    var internalTlsKey: String? = Environment.value("VERIFICATION_INTERNAL_TLS_KEY")
+    @Option(help: "SHA-256 thumbprint of a client certificate allowed on the internal listener (mutual TLS); repeat for several (env VERIFICATION_INTERNAL_CLIENT_THUMBPRINTS, comma-separated)")
+    var internalClientThumbprint: [String] = (Environment.value("VERIFICATION_INTERNAL_CLIENT_THUMBPRINTS") ?? "")
+        .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     @Flag(help: "Trust X-Forwarded-For from a reverse proxy (env VERIFICATION_TRUST_PROXY=1)")
     var trustProxy = Environment.flag("VERIFICATION_TRUST_PROXY")
 
@@ -79,7 +90,45 @@ struct Serve: AsyncParsableCommand {
         }
         config.teleTANsPerHour = try OptionParser.integer(teletansPerHour, flag: "--teletans-per-hour", env: "VERIFICATION_TELETANS_PER_HOUR", range: 1...100_000_000)
         config.trustProxy = trustProxy
+        config.appTLS = try listenerTLS(
+            certificate: tlsCertificate, key: tlsKey, thumbprints: [],
+            flags: ("--tls-certificate (VERIFICATION_TLS_CERTIFICATE)", "--tls-key (VERIFICATION_TLS_KEY)"))
+        config.internalTLS = try listenerTLS(
+            certificate: internalTlsCertificate, key: internalTlsKey, thumbprints: internalClientThumbprint,
+            flags: ("--internal-tls-certificate (VERIFICATION_INTERNAL_TLS_CERTIFICATE)", "--internal-tls-key (VERIFICATION_INTERNAL_TLS_KEY)"))
         return config
+    }
+
+    /// nil without a certificate; the files are read now, so a bad one stops start-up.
+    private func listenerTLS(certificate: String?, key: String?, thumbprints: [String], flags: (certificate: String, key: String)) throws -> ListenerTLS? {
+        let thumbprintFlag = "--internal-client-thumbprint (VERIFICATION_INTERNAL_CLIENT_THUMBPRINTS)"
+        var allowed = Set<String>()
+        for text in thumbprints {
+            guard let thumbprint = ListenerTLS.normalizedThumbprint(text) else {
+                throw ConfigurationError(message: "\(thumbprintFlag): '\(text)' is not a SHA-256 thumbprint (64 hex digits, colons allowed)")
+            }
+            allowed.insert(thumbprint)
+        }
+        switch (certificate, key) {
+        case (nil, nil):
+            if !allowed.isEmpty {
+                throw ConfigurationError(message: "\(thumbprintFlag): mutual TLS needs \(flags.certificate) and \(flags.key)")
+            }
+            return nil
+        case (nil, _?):
+            throw ConfigurationError(message: "\(flags.certificate): required together with \(flags.key)")
+        case (_?, nil):
+            throw ConfigurationError(message: "\(flags.key): required together with \(flags.certificate)")
+        case let (certificate?, key?):
+            let tls = ListenerTLS(certificateChainPath: certificate, privateKeyPath: key, allowedClientThumbprints: allowed)
+            do {
+                _ = try tls.serverBuilder()
+            } catch let error as ListenerTLS.Failure {
+                let flag = error.file == .privateKey ? flags.key : flags.certificate
+                throw ConfigurationError(message: "\(flag): \(error.description)")
+            }
+            return tls
+        }
     }
 
     func run() async throws {
@@ -94,6 +143,7 @@ struct Serve: AsyncParsableCommand {
         logger.info("verification server starting", metadata: [
             "app": "\(config.host):\(config.port)", "internal": "\(config.internalHost):\(config.internalPort)",
             "database": "\(config.database)", "trusted_portals": "\(config.trustedPortalKeys.count)",
+            "internal_tls": "\(config.internalTLS.map { $0.requiresClientCertificate ? "mutual" : "on" } ?? "off")",
         ])
         do {
             try await server.run()

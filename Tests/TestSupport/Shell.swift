@@ -5,11 +5,24 @@ public enum Shell {
     public struct Failed: Error { public let status: Int32 }
 
     public static func run(_ arguments: String...) throws {
+        _ = try run(arguments, capture: false)
+    }
+
+    /// Runs the command and returns what it printed on standard output.
+    public static func output(_ arguments: String...) throws -> String {
+        try run(arguments, capture: true)
+    }
+
+    private static func run(_ arguments: [String], capture: Bool) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: arguments[0])
         process.arguments = Array(arguments.dropFirst())
+        let pipe = Pipe()
+        if capture { process.standardOutput = pipe }
         try process.run()
+        let data = capture ? pipe.fileHandleForReading.readDataToEndOfFile() : Data()
         process.waitUntilExit()
         if process.terminationStatus != 0 { throw Failed(status: process.terminationStatus) }
+        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -16,6 +16,8 @@ import os
 import re
 import socket
 import sqlite3
+import ssl
+import tempfile
 import subprocess
 import time
 import urllib.error
@@ -40,6 +42,9 @@ PORTAL_BIN = os.environ.get("PORTAL_BIN") or str(REPO / ".build" / "debug" / "po
 VERIFICATION_BIN = os.environ.get("VERIFICATION_BIN") or str(REPO / ".build" / "debug" / "verification-server")
 # A PostgreSQL URL for the verification servers; unset: a SQLite file per server.
 E2E_DATABASE = os.environ.get("E2E_DATABASE") or None
+# "1": every verification server's internal listener runs TLS with a client-certificate
+# allow-list (mutual TLS), and the portals and the API client present allowed certificates.
+E2E_INTERNAL_TLS = os.environ.get("E2E_INTERNAL_TLS") == "1"
 OPENAPI_PATH = REPO / "docs" / "verification-api.yaml"
 PAM_SERVICE = "teletan-portal-test"
 OFFICER = ("tt-officer", "Officer-Pass-1")
@@ -230,7 +235,9 @@ class VerificationServer(ManagedProcess):
         self.secret_file = workdir / "verification.secret"
         self.port, self.internal_port = free_ports(2)
         self.app_url = f"http://127.0.0.1:{self.port}"
-        self.internal_url = f"http://127.0.0.1:{self.internal_port}"
+        self.tls = TLSMaterial.shared() if E2E_INTERNAL_TLS else None
+        scheme = "https" if self.tls else "http"
+        self.internal_url = f"{scheme}://127.0.0.1:{self.internal_port}"
 
     def command(self) -> list[str]:
         command = [
@@ -243,6 +250,13 @@ class VerificationServer(ManagedProcess):
         ]
         if self.teletans_per_hour is not None:
             command += ["--teletans-per-hour", str(self.teletans_per_hour)]
+        if self.tls:
+            command += [
+                "--internal-tls-certificate", self.tls.server.certificate,
+                "--internal-tls-key", self.tls.server.key,
+                "--internal-client-thumbprint", self.tls.portal.fingerprint,
+                "--internal-client-thumbprint", self.tls.submission.fingerprint,
+            ]
         return command
 
     def is_ready(self) -> bool:
@@ -273,6 +287,12 @@ class Portal(ManagedProcess):
         self.base_url = f"http://127.0.0.1:{self.port}"
 
     def command(self) -> list[str]:
+        tls = self.server.tls
+        client_certificate = [
+            "--verification-client-certificate", tls.portal.certificate,
+            "--verification-client-key", tls.portal.key,
+            "--verification-ca", tls.server.certificate,
+        ] if tls else []
         return [
             PORTAL_BIN, "serve",
             "--port", str(self.port),
@@ -284,7 +304,7 @@ class Portal(ManagedProcess):
             "--teletan-interval", "1s",
             "--verification-server", self.server.internal_url,
             "--verification-key", str(self.key.private_path),
-        ]
+        ] + client_certificate
 
     def is_ready(self) -> bool:
         try:
@@ -292,6 +312,58 @@ class Portal(ManagedProcess):
                 return response.status == 200
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Certificates for the mutual-TLS mode, made with the openssl command as an operator would
+
+
+@dataclass(frozen=True)
+class Certificate:
+    certificate: str
+    key: str
+
+    @property
+    def fingerprint(self) -> str:
+        """`AB:CD:...`, as `openssl x509 -fingerprint -sha256` prints it for the allow-list."""
+        out = subprocess.run(["openssl", "x509", "-in", self.certificate, "-noout", "-fingerprint", "-sha256"],
+                             check=True, capture_output=True, text=True).stdout
+        return out.strip().split("=", 1)[1]
+
+
+def make_certificate(directory: Path, name: str) -> Certificate:
+    certificate, key = directory / f"{name}.pem", directory / f"{name}.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", str(key), "-out", str(certificate), "-days", "2", "-subj", f"/CN={name}",
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    return Certificate(str(certificate), str(key))
+
+
+class TLSMaterial:
+    """The server's certificate, the portal's and the submission server's client certificates
+    (both on the allow-list) and one that no server allows. Made once per test process."""
+
+    _instance: "TLSMaterial | None" = None
+
+    def __init__(self):
+        directory = Path(tempfile.mkdtemp(prefix="e2e-tls-"))
+        self.server = make_certificate(directory, "verification-server")
+        self.portal = make_certificate(directory, "portal")
+        self.submission = make_certificate(directory, "submission-server")
+        self.stranger = make_certificate(directory, "stranger")
+
+    @classmethod
+    def shared(cls) -> "TLSMaterial":
+        if cls._instance is None:
+            cls._instance = TLSMaterial()
+        return cls._instance
+
+    def client_context(self, client: Certificate | None) -> ssl.SSLContext:
+        context = ssl.create_default_context(cafile=self.server.certificate)
+        if client is not None:
+            context.load_cert_chain(client.certificate, client.key)
+        return context
 
 
 # ---------------------------------------------------------------------------------------------
@@ -379,6 +451,11 @@ class ApiClient:
         self.server = server
         self.log = log
         self.session = requests.Session()
+        if server.tls:
+            # Like the submission server: an allowed client certificate for the internal listener.
+            self.session.cert = (server.tls.submission.certificate, server.tls.submission.key)
+            # Not on the session: REQUESTS_CA_BUNDLE in the environment would win over it.
+        self.verify = server.tls.server.certificate if server.tls else True
 
     def _base(self, listener: str) -> str:
         return self.server.app_url if listener == "app" else self.server.internal_url
@@ -390,13 +467,18 @@ class ApiClient:
             data = json.dumps(json_body).encode()
             all_headers.setdefault("Content-Type", "application/json")
         response = self.session.post(self._base(listener) + path, data=data, headers=all_headers,
-                                     timeout=REQUEST_TIMEOUT, allow_redirects=False)
+                                     timeout=REQUEST_TIMEOUT, allow_redirects=False, verify=self.verify)
         return self.log.add(listener, "POST", path, response.status_code, response.headers.items(), response.content)
 
     def post_raw(self, listener: str, path: str, body: bytes, headers: dict[str, str], chunked: bool = False) -> RecordedResponse:
         """http.client, for what requests does not do on purpose: a chunked body."""
         port = self.server.port if listener == "app" else self.server.internal_port
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT)
+        if listener != "app" and self.server.tls:
+            connection = http.client.HTTPSConnection(
+                "127.0.0.1", port, timeout=REQUEST_TIMEOUT,
+                context=self.server.tls.client_context(self.server.tls.submission))
+        else:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT)
         try:
             if chunked:
                 # http.client writes the chunk framing itself (size line, data, final 0 chunk).

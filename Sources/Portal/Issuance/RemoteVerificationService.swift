@@ -3,6 +3,7 @@ import FluentKit
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import ServiceAuth
 import TeleTAN
 import Verification
@@ -18,14 +19,19 @@ public final class RemoteVerificationService: VerificationService {
     private let timeout: Duration
     private let now: @Sendable () -> Date
 
-    public init(baseURL: String, signer: PortalTokenSigner, timeout: Duration = .seconds(5), now: @escaping @Sendable () -> Date = Date.init) {
+    /// `tls` adds a client certificate (mutual TLS) or trust roots for an `https` server; without
+    /// it, `https` uses the system's trust store.
+    public init(baseURL: String, signer: PortalTokenSigner, timeout: Duration = .seconds(5), tls: TLSConfiguration? = nil,
+                now: @escaping @Sendable () -> Date = Date.init) {
         endpoint = baseURL.hasSuffix("/") ? baseURL + "version/v1/tan/teletan" : baseURL + "/version/v1/tan/teletan"
         self.signer = signer
         self.timeout = timeout
         self.now = now
         // A fresh connection per request after a failure: the server coming back is picked up
         // by the next request, without a restart.
-        client = HTTPClient(eventLoopGroupProvider: .singleton)
+        var configuration = HTTPClient.Configuration()
+        configuration.tlsConfiguration = tls
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     public var sharesDatabase: Bool { false }
@@ -39,7 +45,8 @@ public final class RemoteVerificationService: VerificationService {
         http.headers.add(name: "Content-Length", value: "0")
         let response: HTTPClientResponse
         do {
-            response = try await client.execute(http, timeout: TimeAmount.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000))
+            let (seconds, attoseconds) = timeout.components
+            response = try await client.execute(http, timeout: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
         } catch {
             throw VerificationServiceError.unavailable(reason: "unreachable")
         }

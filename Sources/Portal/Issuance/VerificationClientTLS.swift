@@ -1,0 +1,43 @@
+import NIOSSL
+
+/// The portal's TLS settings for an `https` verification server: an optional client
+/// certificate (the server's mutual-TLS allow-list holds its SHA-256 thumbprint) and optional
+/// trust roots (a private CA) instead of the system's.
+public enum VerificationClientTLS {
+    public struct Failure: Error, CustomStringConvertible {
+        public enum Setting: Sendable { case certificate, privateKey, trustRoots }
+        /// Which setting is wrong, so that the command can name its flag.
+        public let setting: Setting
+        public let description: String
+    }
+
+    public static func configuration(certificate: String?, privateKey: String?, trustRoots: String?) throws -> TLSConfiguration? {
+        guard certificate != nil || privateKey != nil || trustRoots != nil else { return nil }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        switch (certificate, privateKey) {
+        case (nil, nil):
+            break
+        case let (certificate?, privateKey?):
+            guard let chain = try? NIOSSLCertificate.fromPEMFile(certificate), !chain.isEmpty else {
+                throw Failure(setting: .certificate, description: "cannot read a PEM certificate from '\(certificate)'")
+            }
+            guard let key = try? NIOSSLPrivateKey(file: privateKey, format: .pem) else {
+                throw Failure(setting: .privateKey, description: "cannot read a PEM private key from '\(privateKey)'")
+            }
+            tls.certificateChain = chain.map { .certificate($0) }
+            tls.privateKey = .privateKey(key)
+        case (_?, nil):
+            throw Failure(setting: .privateKey, description: "a client certificate needs both the certificate and its private key")
+        case (nil, _?):
+            throw Failure(setting: .certificate, description: "a client certificate needs both the certificate and its private key")
+        }
+        if let trustRoots {
+            guard let roots = try? NIOSSLCertificate.fromPEMFile(trustRoots), !roots.isEmpty else {
+                throw Failure(setting: .trustRoots, description: "cannot read PEM certificates from '\(trustRoots)'")
+            }
+            tls.trustRoots = .certificates(roots)
+        }
+        return tls
+    }
+}

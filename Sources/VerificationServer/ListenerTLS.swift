@@ -1,0 +1,94 @@
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import NIOCore
+import NIOSSL
+
+/// TLS for one listener, and optionally mutual TLS: the client's certificate is requested, and
+/// requests whose certificate's SHA-256 thumbprint is not on the allow-list are refused with 401
+/// by ``ClientCertificateMiddleware`` (as CWA's verification server did). The thumbprint is the
+/// trust anchor, so the certificate chain itself is not validated against a CA; the TLS handshake
+/// still proves that the client holds the certificate's private key.
+public struct ListenerTLS: Sendable {
+    public var certificateChainPath: String
+    public var privateKeyPath: String
+    /// Lower-case hex SHA-256 thumbprints of the DER certificates allowed to connect; empty means
+    /// TLS without client certificates.
+    public var allowedClientThumbprints: Set<String>
+
+    public init(certificateChainPath: String, privateKeyPath: String, allowedClientThumbprints: Set<String> = []) {
+        self.certificateChainPath = certificateChainPath
+        self.privateKeyPath = privateKeyPath
+        self.allowedClientThumbprints = allowedClientThumbprints
+    }
+
+    public var requiresClientCertificate: Bool { !allowedClientThumbprints.isEmpty }
+
+    /// Accepts `AB:CD:…` (as `openssl x509 -fingerprint -sha256` prints it) or plain hex.
+    public static func normalizedThumbprint(_ text: String) -> String? {
+        let hex = text.replacingOccurrences(of: ":", with: "").lowercased()
+        guard hex.count == 64, hex.allSatisfy(\.isHexDigit) else { return nil }
+        return hex
+    }
+
+    public static func thumbprint(of certificate: NIOSSLCertificate) throws -> String {
+        SHA256.hash(data: try certificate.toDERBytes()).map { String(format: "%02x", $0) }.joined()
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public enum File: Sendable { case certificate, privateKey }
+        /// Which file is wrong, so that the command can name its flag.
+        public let file: File
+        public let description: String
+    }
+
+    /// Loads the certificate and key now, so that a bad file stops start-up with a clear message.
+    public func serverBuilder() throws -> HTTPServerBuilder {
+        let chain: [NIOSSLCertificate]
+        let key: NIOSSLPrivateKey
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificateChainPath)
+        } catch {
+            throw Failure(file: .certificate, description: "cannot read a PEM certificate chain from '\(certificateChainPath)'")
+        }
+        do {
+            key = try NIOSSLPrivateKey(file: privateKeyPath, format: .pem)
+        } catch {
+            throw Failure(file: .privateKey, description: "cannot read a PEM private key from '\(privateKeyPath)'")
+        }
+        guard !chain.isEmpty else { throw Failure(file: .certificate, description: "no certificate in '\(certificateChainPath)'") }
+        var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        tls.minimumTLSVersion = .tlsv12
+        guard requiresClientCertificate else {
+            return try .tls(.http1(), tlsConfiguration: tls)
+        }
+        // Ask for a certificate without making it mandatory in the handshake: a client without
+        // one (or with an unknown one) gets a 401 answer it can read instead of a broken connection.
+        tls.certificateVerification = .optionalVerification
+        return try .tls(.http1(), configuration: TLSChannelConfiguration(
+            tlsConfiguration: tls,
+            customVerificationCallback: { _, promise in promise.succeed(.certificateVerified) }))
+    }
+}
+
+/// Refuses (401) every request whose TLS client certificate is missing or not on the allow-list.
+struct ClientCertificateMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let allowedThumbprints: Set<String>
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var thumbprint: String?
+        if let channel = context.channel, let certificate = try? await channel.nioSSL_peerCertificate().get() {
+            thumbprint = try? ListenerTLS.thumbprint(of: certificate)
+        }
+        guard let thumbprint, allowedThumbprints.contains(thumbprint) else {
+            context.logger.notice("client certificate refused", metadata: ["thumbprint": "\(thumbprint ?? "none")"])
+            return CWARequestMiddleware.json(status: .unauthorized, ["status": .int(401), "error": .string("client certificate not allowed")])
+        }
+        var context = context
+        context.clientCertificateThumbprint = thumbprint
+        return try await next(request, context)
+    }
+}
