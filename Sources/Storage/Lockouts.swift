@@ -25,6 +25,21 @@ public struct Lockouts: Sendable {
         return Date(timeIntervalSince1970: Double(row.until_ms) / 1000)
     }
 
+    /// The end of an active lock of `key`, and the events `rule` counted for it, in one round trip
+    /// (the guessing protection asks both on every `/registrationToken`).
+    public func lockAndCount(scope: String, key: String, counting rule: RateRule, at now: Date,
+                             on db: any Database) async throws -> (lockedUntil: Date?, count: Int) {
+        struct Row: Decodable { let until_ms: Int64?; let hits: Int }
+        let oldest = RateLimiter.oldestSlot(rule, at: now)
+        let row = try await sql(db).raw("""
+            SELECT (SELECT until_ms FROM lockouts WHERE scope = \(bind: scope) AND lock_key = \(bind: key)) AS until_ms,
+                   (SELECT COALESCE(SUM(hits), 0) FROM rate_slots
+                    WHERE rule = \(bind: rule.name) AND bucket = \(bind: key) AND slot >= \(bind: oldest)) AS hits
+            """).first(decoding: Row.self)
+        let locked = row?.until_ms.flatMap { $0 > RateLimiter.milliseconds(now) ? Date(timeIntervalSince1970: Double($0) / 1000) : nil }
+        return (locked, row?.hits ?? 0)
+    }
+
     public func purge(before now: Date, on db: any Database) async throws {
         try await sql(db).raw("DELETE FROM lockouts WHERE until_ms < \(bind: RateLimiter.milliseconds(now))").run()
     }

@@ -55,8 +55,7 @@ public struct RateLimiter: Sendable {
     @discardableResult
     public func consumeShared(_ rule: RateRule, shards: Int, at now: Date, on db: any Database) async throws -> Int {
         try await increment(rule, key: "shard-\(Int.random(in: 0..<max(1, shards)))", at: now, on: db)
-        let width = Self.slotWidth(rule)
-        let oldest = Self.milliseconds(now) / width - Self.slotsPerWindow + 1
+        let oldest = Self.oldestSlot(rule, at: now)
         let slots = try await sql(db).raw("""
             SELECT slot, SUM(hits) AS hits FROM rate_slots
             WHERE rule = \(bind: rule.name) AND slot >= \(bind: oldest)
@@ -106,9 +105,13 @@ public struct RateLimiter: Sendable {
 
     private struct Slot: Decodable { let slot: Int64; let hits: Int }
 
+    /// The first slot inside the rule's window ending at `now`.
+    static func oldestSlot(_ rule: RateRule, at now: Date) -> Int64 {
+        milliseconds(now) / slotWidth(rule) - slotsPerWindow + 1
+    }
+
     private func slots(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws -> [Slot] {
-        let width = Self.slotWidth(rule)
-        let oldest = Self.milliseconds(now) / width - Self.slotsPerWindow + 1
+        let oldest = Self.oldestSlot(rule, at: now)
         return try await sql(db).raw("""
             SELECT slot, hits FROM rate_slots
             WHERE rule = \(bind: rule.name) AND bucket = \(bind: key) AND slot >= \(bind: oldest)

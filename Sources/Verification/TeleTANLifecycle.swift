@@ -32,20 +32,35 @@ public struct TeleTANLifecycle: Sendable {
     public func registrationToken(for key: String, on db: any Database) async throws -> String {
         guard let teleTAN = TeleTAN(key) else { throw Refusal.invalidTeleTAN }
         let time = now()
+        let teleTANHash = hasher.hash(teleTAN.value, for: .teleTANStorage)
+        let token = UUID().uuidString.lowercased()
+        let tokenHash = hasher.hash(token, for: .registrationToken)
+        // A conditional UPDATE redeems at most once, even for concurrent requests; the token row
+        // is written in the same transaction, so a redeemed teleTAN always has its token.
+        if isPostgres(db) {
+            // One statement, one round trip: the hot path of the app-facing API.
+            struct Row: Decodable { let teletan_type: String }
+            let row = try await sql(db).raw("""
+                WITH redeemed AS (
+                    UPDATE teletans SET redeemed_at = \(bind: time)
+                    WHERE hash = \(bind: teleTANHash) AND redeemed_at IS NULL AND valid_until > \(bind: time)
+                    RETURNING type)
+                INSERT INTO registration_tokens (id, hash, teletan_type, created_at, tan_issued)
+                SELECT \(bind: UUID()), \(bind: tokenHash), type, \(bind: time), \(bind: false) FROM redeemed
+                RETURNING teletan_type
+                """).first(decoding: Row.self)
+            guard row != nil else { throw Refusal.invalidTeleTAN }
+            return token
+        }
         return try await db.transaction { tx in
-            // A conditional UPDATE redeems at most once, even for concurrent requests.
             struct Row: Decodable { let type: String }
-            let hash = hasher.hash(teleTAN.value, for: .teleTANStorage)
             guard let row = try await sql(tx).raw("""
                 UPDATE teletans SET redeemed_at = \(bind: time)
-                WHERE hash = \(bind: hash) AND redeemed_at IS NULL AND valid_until > \(bind: time)
+                WHERE hash = \(bind: teleTANHash) AND redeemed_at IS NULL AND valid_until > \(bind: time)
                 RETURNING type
                 """).first(decoding: Row.self)
             else { throw Refusal.invalidTeleTAN }
-            let token = UUID().uuidString.lowercased()
-            try await RegistrationTokenRecord(
-                hash: hasher.hash(token, for: .registrationToken), teleTANType: row.type, createdAt: time
-            ).create(on: tx)
+            try await RegistrationTokenRecord(hash: tokenHash, teleTANType: row.type, createdAt: time).create(on: tx)
             return token
         }
     }
@@ -54,25 +69,43 @@ public struct TeleTANLifecycle: Sendable {
     public func tan(for registrationToken: String, on db: any Database) async throws -> String {
         guard Self.isUUIDv4(registrationToken) else { throw Refusal.unknownRegistrationToken }
         let time = now()
-        return try await db.transaction { tx in
-            struct Row: Decodable { let teletan_type: String }
-            let hash = hasher.hash(registrationToken.lowercased(), for: .registrationToken)
-            guard let row = try await sql(tx).raw("""
-                UPDATE registration_tokens SET tan_issued = \(bind: true)
-                WHERE hash = \(bind: hash) AND tan_issued = \(bind: false)
+        let tokenHash = hasher.hash(registrationToken.lowercased(), for: .registrationToken)
+        let tan = UUID().uuidString.lowercased()
+        let tanHash = hasher.hash(tan, for: .tan)
+        let validUntil = time.addingTimeInterval(Self.tanValidity)
+        struct Row: Decodable { let teletan_type: String }
+        let issued: Bool
+        if isPostgres(db) {
+            issued = try await sql(db).raw("""
+                WITH issued AS (
+                    UPDATE registration_tokens SET tan_issued = \(bind: true)
+                    WHERE hash = \(bind: tokenHash) AND tan_issued = \(bind: false)
+                    RETURNING teletan_type)
+                INSERT INTO tans (id, hash, teletan_type, created_at, valid_until)
+                SELECT \(bind: UUID()), \(bind: tanHash), teletan_type, \(bind: time), \(bind: validUntil) FROM issued
                 RETURNING teletan_type
-                """).first(decoding: Row.self)
-            else {
-                let exists = try await RegistrationTokenRecord.query(on: tx).filter(\.$hash == hash).count() > 0
-                throw exists ? Refusal.tanAlreadyIssued : Refusal.unknownRegistrationToken
+                """).first(decoding: Row.self) != nil
+        } else {
+            issued = try await db.transaction { tx in
+                guard let row = try await sql(tx).raw("""
+                    UPDATE registration_tokens SET tan_issued = \(bind: true)
+                    WHERE hash = \(bind: tokenHash) AND tan_issued = \(bind: false)
+                    RETURNING teletan_type
+                    """).first(decoding: Row.self)
+                else { return false }
+                try await TANRecord(hash: tanHash, teleTANType: row.teletan_type, createdAt: time, validUntil: validUntil).create(on: tx)
+                return true
             }
-            let tan = UUID().uuidString.lowercased()
-            try await TANRecord(
-                hash: hasher.hash(tan, for: .tan), teleTANType: row.teletan_type, createdAt: time,
-                validUntil: time.addingTimeInterval(Self.tanValidity)
-            ).create(on: tx)
-            return tan
         }
+        guard issued else {
+            let exists = try await RegistrationTokenRecord.query(on: db).filter(\.$hash == tokenHash).count() > 0
+            throw exists ? Refusal.tanAlreadyIssued : Refusal.unknownRegistrationToken
+        }
+        return tan
+    }
+
+    private func isPostgres(_ db: any Database) -> Bool {
+        sql(db).dialect.name == "postgresql"
     }
 
     /// The session creation time of a registration token; teleTAN sessions are always positive.
@@ -105,7 +138,7 @@ public struct TeleTANLifecycle: Sendable {
     public func purgeExpired(on db: any Database) async throws -> Bool {
         let cutoff = now().addingTimeInterval(-Self.retention)
         return try await db.transaction { tx in
-            if sql(tx).dialect.name == "postgresql" {
+            if isPostgres(tx) {
                 struct Lock: Decodable { let locked: Bool }
                 let lock = try await sql(tx).raw("SELECT pg_try_advisory_xact_lock(727273) AS locked").first(decoding: Lock.self)
                 guard lock?.locked == true else { return false }

@@ -24,11 +24,11 @@ struct GuessingProtection: Sendable {
     /// Refuses a locked address with 429; delays one with many recent failures.
     func checkAllowed(address: String, on db: any Database) async throws {
         let time = now()
-        if let until = try await lockouts.lockedUntil(scope: "registration", key: address, now: time, on: db) {
+        let (lockedUntil, failures) = try await lockouts.lockAndCount(scope: "registration", key: address, counting: rule, at: time, on: db)
+        if let until = lockedUntil {
             throw HTTPError(.tooManyRequests, headers: [.retryAfter: String(max(1, Int(until.timeIntervalSince(time))))],
                             message: "too many invalid teleTANs from this address")
         }
-        let failures = try await limiter.count(rule, key: address, at: time, on: db)
         if failures >= slowdownAfter {
             try await Task.sleep(for: .milliseconds(min(2000, 250 * (failures - slowdownAfter + 1))))
         }

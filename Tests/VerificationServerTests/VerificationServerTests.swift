@@ -54,6 +54,36 @@ final class VerificationServerTests: XCTestCase {
         }
     }
 
+    func testConcurrentRedemptionsGiveOneTokenAndOneTAN() async throws {
+        try await ServerUnderTest.run { s in
+            let teleTAN = try await s.newTeleTAN()
+            let statuses = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String?).self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        let reply = try await s.registrationToken(teleTAN)
+                        return (reply.status, reply.json["registrationToken"] as? String)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(statuses.filter { $0.0 == .created }.count, 1, "one teleTAN, one registration token")
+            XCTAssertEqual(statuses.filter { $0.0 == .badRequest }.count, 7)
+            let token = try XCTUnwrap(statuses.compactMap(\.1).first)
+            let tans = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { try await s.post(s.app, "/version/v1/tan", json: #"{"registrationToken":"\#(token)"}"#).status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(tans.filter { $0 == .created }.count, 1, "one registration token, one TAN")
+            let db = s.server.database.database(logger: TestDatabases.testLogger)
+            let tokenRows = try await RegistrationTokenRecord.query(on: db).count()
+            let tanRows = try await TANRecord.query(on: db).count()
+            XCTAssertEqual(tokenRows, 1)
+            XCTAssertEqual(tanRows, 1)
+        }
+    }
+
     func testRefusedTeleTANs() async throws {
         try await ServerUnderTest.run { s in
             let teleTAN = try await s.newTeleTAN()
