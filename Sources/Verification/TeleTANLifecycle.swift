@@ -152,6 +152,17 @@ public struct TeleTANLifecycle: Sendable {
 
     /// `^[a-f0-9]{8}-[a-f0-9]{4}-4[a-f0-9]{3}-[89aAbB][a-f0-9]{3}-[a-f0-9]{12}$`, as CWA checks.
     public static func isUUIDv4(_ value: String) -> Bool {
-        value.wholeMatch(of: /[a-f0-9]{8}-[a-f0-9]{4}-4[a-f0-9]{3}-[89aAbB][a-f0-9]{3}-[a-f0-9]{12}/) != nil
+        // Checked by hand: a regex literal is compiled again on every call, which showed in profiles.
+        let bytes = Array(value.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            switch index {
+            case 8, 13, 18, 23: guard byte == UInt8(ascii: "-") else { return false }
+            case 14: guard byte == UInt8(ascii: "4") else { return false }
+            case 19: guard "89aAbB".utf8.contains(byte) else { return false }
+            default: guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) else { return false }
+            }
+        }
+        return true
     }
 }

@@ -84,6 +84,16 @@ final class VerificationServerTests: XCTestCase {
         }
     }
 
+    func testUUIDv4CheckMatchesCWA() {
+        XCTAssertTrue(TeleTANLifecycle.isUUIDv4("3f2504e0-4f89-41d3-9a0c-0305e82c3301"))
+        XCTAssertTrue(TeleTANLifecycle.isUUIDv4("3f2504e0-4f89-41d3-Ba0c-0305e82c3301"), "variant may be upper case, as in CWA's pattern")
+        for bad in ["3F2504E0-4F89-41D3-9A0C-0305E82C3301", "3f2504e0-4f89-31d3-9a0c-0305e82c3301", "3f2504e0-4f89-41d3-7a0c-0305e82c3301",
+                    "3f2504e04f8941d39a0c0305e82c3301", "3f2504e0-4f89-41d3-9a0c-0305e82c330", "3f2504e0-4f89-41d3-9a0c-0305e82c33011",
+                    "3f2504e0-4f89-41d3-9a0c-0305e82c330g", "3f2504e0-4f89-41d3-9a0c-0305e82c330é", ""] {
+            XCTAssertFalse(TeleTANLifecycle.isUUIDv4(bad), bad)
+        }
+    }
+
     func testRefusedTeleTANs() async throws {
         try await ServerUnderTest.run { s in
             let teleTAN = try await s.newTeleTAN()
