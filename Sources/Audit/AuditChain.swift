@@ -34,7 +34,19 @@ enum AuditChain {
         hasher.update(data: Array(previous.utf8))
         hasher.update(data: [0x0A])
         hasher.update(data: json)
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return hex(hasher.finalize())
+    }
+
+    /// Lower-case hex (`String(format:)` per byte was a visible cost on every append).
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(64)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func milliseconds(_ date: Date) -> Int64 {

@@ -1,5 +1,6 @@
 import FluentKit
 import Foundation
+import SQLKit
 import Storage
 
 /// Appends events to the hash-chained audit table.
@@ -31,8 +32,21 @@ public struct AuditLog: Sendable {
         entry.details = AuditChain.encodeDetails(event.details)
         entry.previousHash = head.hash
         entry.hash = AuditChain.hash(of: entry, previous: head.hash)
-        try await entry.create(on: db)
-        try await sql(db).raw("UPDATE audit_head SET seq = \(bind: entry.id!), hash = \(bind: entry.hash) WHERE id = 1").run()
+        // Plain SQL rather than `entry.create(on:)`: Fluent's model reflection was a visible cost.
+        let insert: SQLQueryString = """
+            INSERT INTO audit_log (seq, occurred_at, actor, role, action, outcome, address, request_id, subject, details, prev_hash, hash)
+            VALUES (\(bind: entry.id!), \(bind: entry.occurredAt), \(bind: entry.actor), \(bind: entry.role), \(bind: entry.action),
+                    \(bind: entry.outcome), \(bind: entry.address), \(bind: entry.requestID), \(bind: entry.subject),
+                    \(bind: entry.details), \(bind: entry.previousHash), \(bind: entry.hash))
+            """
+        let moveHead: SQLQueryString = "UPDATE audit_head SET seq = \(bind: entry.id!), hash = \(bind: entry.hash) WHERE id = 1"
+        if sql(db).dialect.name == "postgresql" {
+            // One round trip less while the head row is locked.
+            try await sql(db).raw("WITH entry AS (\(insert)) \(moveHead)").run()
+        } else {
+            try await sql(db).raw(insert).run()
+            try await sql(db).raw(moveHead).run()
+        }
         return entry.id!
     }
 

@@ -26,10 +26,11 @@ struct PendingDisplays: Sendable {
     func store(_ content: Content, sessionHash: String, now: Date, on db: any Database) async throws {
         let sealed = try AES.GCM.seal(JSONEncoder().encode(content), using: key, authenticating: Data(sessionHash.utf8))
         guard let combined = sealed.combined else { throw CryptoKitError.incorrectParameterSize }
-        try await sql(db).raw("DELETE FROM pending_displays WHERE session_hash = \(bind: sessionHash)").run()
+        // One waiting teleTAN per session: a newer one replaces an unread older one.
         try await sql(db).raw("""
             INSERT INTO pending_displays (session_hash, sealed, created_at)
             VALUES (\(bind: sessionHash), \(bind: combined.base64EncodedString()), \(bind: now))
+            ON CONFLICT (session_hash) DO UPDATE SET sealed = excluded.sealed, created_at = excluded.created_at
             """).run()
     }
 

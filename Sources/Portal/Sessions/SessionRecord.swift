@@ -23,6 +23,16 @@ final class SessionRecord: Model, @unchecked Sendable {
         self.lastSeenAt = now
     }
 
+    /// A row read with plain SQL (``SessionStore/lookup(cookieValue:now:on:)``).
+    init(idHash: String, username: String, roles: String, createdAt: Date, lastSeenAt: Date) {
+        self.id = idHash
+        self.username = username
+        self.roles = roles
+        self.createdAt = createdAt
+        self.lastSeenAt = lastSeenAt
+        $id.exists = true
+    }
+
     var roleSet: Set<Role> {
         Set(roles.split(separator: ",").compactMap { Role(rawValue: String($0)) })
     }

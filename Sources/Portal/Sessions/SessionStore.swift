@@ -26,9 +26,16 @@ struct SessionStore: Sendable {
 
     func lookup(cookieValue: String, now: Date, on db: any Database) async throws -> Lookup {
         guard RandomToken.isWellFormed(cookieValue) else { return .unknown }
-        guard let record = try await SessionRecord.find(hasher.hash(cookieValue, for: .session), on: db) else {
+        // Plain SQL on every request: Fluent's model decoding (reflection) was a visible cost.
+        struct Row: Decodable { let id_hash: String; let username: String; let roles: String; let created_at: Date; let last_seen_at: Date }
+        guard let row = try await sql(db).raw("""
+            SELECT id_hash, username, roles, created_at, last_seen_at FROM sessions
+            WHERE id_hash = \(bind: hasher.hash(cookieValue, for: .session))
+            """).first(decoding: Row.self)
+        else {
             return .unknown
         }
+        let record = SessionRecord(idHash: row.id_hash, username: row.username, roles: row.roles, createdAt: row.created_at, lastSeenAt: row.last_seen_at)
         return isExpired(record, now: now) ? .expired(record) : .active(record)
     }
 
