@@ -20,6 +20,7 @@
 #   BENCH_WARMUP=3              warm-up seconds before each measurement (0..60)
 #   BENCH_CLIENT_PROCESSES=1    load-generator processes the officers are spread over (1..8)
 #   BENCH_TELETAN_INTERVAL=0s   the portal's --teletan-interval (0s: per-officer interval off)
+#   BENCH_POOL_SIZE=8           the portal's --database-pool-size (8 measured best on 2 cores)
 #   BENCH_PACE=0                minimum seconds between two issuances of one officer
 #   BENCH_PGBENCH_CHAINED=1     also run pgbench with the audit-chain row lock (informational)
 #   BENCH_VERIFY_AUDIT=1        run `portal audit verify` on the bench database afterwards
@@ -42,6 +43,7 @@ seconds=${BENCH_SECONDS:-20};          int_in BENCH_SECONDS "$seconds" 1 600
 warmup=${BENCH_WARMUP:-3};             int_in BENCH_WARMUP "$warmup" 0 60
 processes=${BENCH_CLIENT_PROCESSES:-1}; int_in BENCH_CLIENT_PROCESSES "$processes" 1 8
 interval=${BENCH_TELETAN_INTERVAL:-0s}
+pool_size=${BENCH_POOL_SIZE:-8};       int_in BENCH_POOL_SIZE "$pool_size" 2 256
 [[ $interval =~ ^[0-9]+[smhd]?$ ]] || die "BENCH_TELETAN_INTERVAL must look like 0s or 1s, got '$interval'"
 pace=${BENCH_PACE:-0}
 [[ $pace =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "BENCH_PACE must be a number of seconds, got '$pace'"
@@ -99,7 +101,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # --- Facts about the run ---------------------------------------------------------------------
-export BENCH_PORTAL_BIN=$PORTAL_BIN BENCH_BUILD=$build BENCH_TELETAN_INTERVAL=$interval
+export BENCH_PORTAL_BIN=$PORTAL_BIN BENCH_BUILD=$build BENCH_TELETAN_INTERVAL=$interval BENCH_POOL_SIZE=$pool_size
 BENCH_GIT="$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')"
 [[ -n $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null) ]] && BENCH_GIT+=" (working tree modified)"
 export BENCH_GIT
@@ -134,7 +136,7 @@ note "starting $PORTAL_BIN ($build) on 127.0.0.1:$port"
   --secret-file "$tmp/secret" --pam-service teletan-portal-test \
   --templates "$repo/Templates" --public-directory "$repo/Public" \
   --teletan-interval "$interval" --teletans-per-user-per-day 10000000 --teletans-per-hour 100000000 \
-  --log-level warning >"$tmp/portal.log" 2>&1 &
+  --database-pool-size "$pool_size" --log-level warning >"$tmp/portal.log" 2>&1 &
 portal_pid=$!
 ready=
 for _ in $(seq 1 120); do

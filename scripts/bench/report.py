@@ -92,7 +92,7 @@ def main() -> int:
     add(f"  database:  {env.get('BENCH_PG_VERSION', '?')} on 127.0.0.1:5432, db teletan_bench")
     add(f"  run:       {load['officers']} officers, {load['client_processes']} client process(es), "
         f"warm-up {load['warmup_seconds']:g} s, measured {load['duration_seconds']:.1f} s, "
-        f"--teletan-interval {env.get('BENCH_TELETAN_INTERVAL', '?')}"
+        f"--teletan-interval {env.get('BENCH_TELETAN_INTERVAL', '?')}, --database-pool-size {env.get('BENCH_POOL_SIZE', '?')}"
         + (f", pace {load['pace_seconds']:g} s/officer" if load["pace_seconds"] else ""))
     add("")
     add("  Portal (one issuance = GET / + POST /teletan + GET /teletan/result)")
@@ -154,7 +154,7 @@ def main() -> int:
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "portal_bin": env.get("BENCH_PORTAL_BIN"), "build": env.get("BENCH_BUILD"), "git": env.get("BENCH_GIT"),
             "machine": env.get("BENCH_MACHINE"), "postgres": env.get("BENCH_PG_VERSION"),
-            "teletan_interval": env.get("BENCH_TELETAN_INTERVAL"),
+            "teletan_interval": env.get("BENCH_TELETAN_INTERVAL"), "pool_size": env.get("BENCH_POOL_SIZE"),
             "portal": load, "portal_peak_rss_kib": peak_rss_kib, "portal_idle_rss_kib": args.idle_rss_kib,
             "portal_log_problems": args.portal_log_problems, "audit_verify": args.audit_verify,
             "pgbench": {k: v for k, v in (pg or {}).items() if k != "raw_tail"},
