@@ -143,6 +143,9 @@ struct Serve: AsyncParsableCommand {
             throw ConfigurationError(message: "--verification-server (PORTAL_VERIFICATION_SERVER): expected 'embedded' or an http(s) URL, got '\(verificationServer)'")
         }
         let timeout = try OptionParser.duration(verificationTimeout, flag: "--verification-timeout", env: "PORTAL_VERIFICATION_TIMEOUT")
+        if url.scheme == "http", verificationClientCertificate != nil || verificationClientKey != nil || verificationCa != nil {
+            throw ConfigurationError(message: "--verification-server (PORTAL_VERIFICATION_SERVER): client certificate and CA settings need an https URL, got '\(verificationServer)'")
+        }
         let tls: TLSConfiguration?
         do {
             tls = try VerificationClientTLS.configuration(certificate: verificationClientCertificate, privateKey: verificationClientKey, trustRoots: verificationCa)

@@ -29,7 +29,7 @@ public struct ListenerTLS: Sendable {
     /// Accepts `AB:CD:…` (as `openssl x509 -fingerprint -sha256` prints it) or plain hex.
     public static func normalizedThumbprint(_ text: String) -> String? {
         let hex = text.replacingOccurrences(of: ":", with: "").lowercased()
-        guard hex.count == 64, hex.allSatisfy(\.isHexDigit) else { return nil }
+        guard hex.utf8.count == 64, hex.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
         return hex
     }
 
@@ -61,12 +61,24 @@ public struct ListenerTLS: Sendable {
         guard !chain.isEmpty else { throw Failure(file: .certificate, description: "no certificate in '\(certificateChainPath)'") }
         var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         tls.minimumTLSVersion = .tlsv12
+        if requiresClientCertificate {
+            // Ask for a certificate without making it mandatory in the handshake: a client without
+            // one (or with an unknown one) gets a 401 answer it can read instead of a broken
+            // connection. No CA store: the callback below decides, so none is needed (and a host
+            // without a system CA bundle must not fail to start).
+            tls.certificateVerification = .optionalVerification
+            tls.trustRoots = .certificates([])
+        }
+        // Hummingbird builds the context only when the listener starts; build it now so that a key
+        // that does not belong to the certificate stops start-up with a clear message.
+        do {
+            _ = try NIOSSLContext(configuration: tls)
+        } catch {
+            throw Failure(file: .privateKey, description: "the private key '\(privateKeyPath)' does not match the certificate '\(certificateChainPath)' or cannot be used")
+        }
         guard requiresClientCertificate else {
             return try .tls(.http1(), tlsConfiguration: tls)
         }
-        // Ask for a certificate without making it mandatory in the handshake: a client without
-        // one (or with an unknown one) gets a 401 answer it can read instead of a broken connection.
-        tls.certificateVerification = .optionalVerification
         return try .tls(.http1(), configuration: TLSChannelConfiguration(
             tlsConfiguration: tls,
             customVerificationCallback: { _, promise in promise.succeed(.certificateVerified) }))
@@ -80,11 +92,17 @@ struct ClientCertificateMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var thumbprint: String?
+        var expired = false
         if let channel = context.channel, let certificate = try? await channel.nioSSL_peerCertificate().get() {
             thumbprint = try? ListenerTLS.thumbprint(of: certificate)
+            // The chain is not validated (the thumbprint is the trust), but a pinned certificate
+            // still ends when it expires.
+            expired = certificate.notValidAfter < time(nil) || certificate.notValidBefore > time(nil)
         }
-        guard let thumbprint, allowedThumbprints.contains(thumbprint) else {
-            context.logger.notice("client certificate refused", metadata: ["thumbprint": "\(thumbprint ?? "none")"])
+        guard let thumbprint, allowedThumbprints.contains(thumbprint), !expired else {
+            context.logger.notice("client certificate refused", metadata: [
+                "thumbprint": "\(thumbprint ?? "none")", "reason": "\(thumbprint == nil ? "none" : expired ? "expired" : "not allowed")",
+            ])
             return CWARequestMiddleware.json(status: .unauthorized, ["status": .int(401), "error": .string("client certificate not allowed")])
         }
         var context = context

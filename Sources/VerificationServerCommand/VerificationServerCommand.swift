@@ -93,6 +93,10 @@ struct Serve: AsyncParsableCommand {
         config.appTLS = try listenerTLS(
             certificate: tlsCertificate, key: tlsKey, thumbprints: [],
             flags: ("--tls-certificate (VERIFICATION_TLS_CERTIFICATE)", "--tls-key (VERIFICATION_TLS_KEY)"))
+        // A variable that is set but lists nothing must not quietly turn mutual TLS into plain TLS.
+        if internalClientThumbprint.isEmpty, Environment.value("VERIFICATION_INTERNAL_CLIENT_THUMBPRINTS") != nil {
+            throw ConfigurationError(message: "--internal-client-thumbprint (VERIFICATION_INTERNAL_CLIENT_THUMBPRINTS): the variable is set but lists no thumbprint")
+        }
         config.internalTLS = try listenerTLS(
             certificate: internalTlsCertificate, key: internalTlsKey, thumbprints: internalClientThumbprint,
             flags: ("--internal-tls-certificate (VERIFICATION_INTERNAL_TLS_CERTIFICATE)", "--internal-tls-key (VERIFICATION_INTERNAL_TLS_KEY)"))

@@ -256,6 +256,7 @@ class VerificationServer(ManagedProcess):
                 "--internal-tls-key", self.tls.server.key,
                 "--internal-client-thumbprint", self.tls.portal.fingerprint,
                 "--internal-client-thumbprint", self.tls.submission.fingerprint,
+                "--internal-client-thumbprint", self.tls.expired.fingerprint,
             ]
         return command
 
@@ -340,6 +341,25 @@ def make_certificate(directory: Path, name: str) -> Certificate:
     return Certificate(str(certificate), str(key))
 
 
+def make_expired_certificate(directory: Path, name: str) -> Certificate:
+    """A self-signed certificate whose validity ended yesterday (openssl 3.0 cannot backdate)."""
+    import datetime
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject)
+                   .public_key(key.public_key()).serial_number(x509.random_serial_number())
+                   .not_valid_before(now - datetime.timedelta(days=10)).not_valid_after(now - datetime.timedelta(days=1))
+                   .sign(key, hashes.SHA256()))
+    certificate_path, key_path = directory / f"{name}.pem", directory / f"{name}.key"
+    certificate_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return Certificate(str(certificate_path), str(key_path))
+
+
 class TLSMaterial:
     """The server's certificate, the portal's and the submission server's client certificates
     (both on the allow-list) and one that no server allows. Made once per test process."""
@@ -352,6 +372,8 @@ class TLSMaterial:
         self.portal = make_certificate(directory, "portal")
         self.submission = make_certificate(directory, "submission-server")
         self.stranger = make_certificate(directory, "stranger")
+        # On the allow-list, but no longer valid: refused all the same.
+        self.expired = make_expired_certificate(directory, "expired")
 
     @classmethod
     def shared(cls) -> "TLSMaterial":

@@ -9,6 +9,7 @@ plain HTTP gets no answer. The start-up checks of the TLS flags run in either mo
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -29,9 +30,9 @@ def _post(server, path: str, certificate, *, headers=None, body=b"{}"):
 
 
 @needs_tls
-@pytest.mark.parametrize("who", ["no certificate", "stranger"])
+@pytest.mark.parametrize("who", ["no certificate", "stranger", "expired"])
 def test_clients_without_an_allowed_certificate_get_401_everywhere(server, portal_key, who):
-    certificate = None if who == "no certificate" else server.tls.stranger
+    certificate = {"no certificate": None, "stranger": server.tls.stranger, "expired": server.tls.expired}[who]
     token = portal_key.token(["c19hotline"])
     for path, headers, body in [
         (f"{V1}/tan/teletan", {"Authorization": f"Bearer {token}"}, b""),
@@ -81,6 +82,14 @@ def test_bad_tls_settings_stop_the_server_with_one_line_naming_the_flag(tmp_path
                             "--internal-tls-key", certificate.key], "--internal-tls-certificate")
     _refused_start(serve + ["--tls-certificate", certificate.certificate, "--tls-key", certificate.certificate],
                    "--tls-key")
+    other = make_certificate(tmp_path, "other")
+    _refused_start(serve + ["--internal-tls-certificate", certificate.certificate, "--internal-tls-key", other.key,
+                            "--internal-client-thumbprint", other.fingerprint], "--internal-tls-key")
+    result = subprocess.run(serve + ["--internal-tls-certificate", certificate.certificate, "--internal-tls-key", certificate.key],
+                            capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "VERIFICATION_INTERNAL_CLIENT_THUMBPRINTS": " , "})
+    assert result.returncode == 78, result.stderr
+    assert "--internal-client-thumbprint" in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
 def test_bad_client_certificate_settings_stop_the_portal_with_one_line_naming_the_flag(tmp_path, portal_key):
@@ -91,3 +100,9 @@ def test_bad_client_certificate_settings_stop_the_portal_with_one_line_naming_th
     _refused_start(serve + ["--verification-client-certificate", certificate.certificate,
                             "--verification-client-key", str(tmp_path / "missing.key")], "--verification-client-key")
     _refused_start(serve + ["--verification-ca", str(tmp_path / "missing.pem")], "--verification-ca")
+    other = make_certificate(tmp_path, "other")
+    _refused_start(serve + ["--verification-client-certificate", certificate.certificate,
+                            "--verification-client-key", other.key], "--verification-client-key")
+    plain = [*serve[:serve.index("--verification-server") + 1], "http://127.0.0.1:9", *serve[serve.index("--verification-key"):]]
+    _refused_start(plain + ["--verification-client-certificate", certificate.certificate,
+                            "--verification-client-key", certificate.key], "--verification-server")

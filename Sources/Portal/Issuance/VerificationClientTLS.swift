@@ -38,6 +38,14 @@ public enum VerificationClientTLS {
             }
             tls.trustRoots = .certificates(roots)
         }
+        // AsyncHTTPClient builds the context only when it connects; build it now so that a key
+        // that does not belong to the certificate stops start-up instead of failing every issuance.
+        do {
+            _ = try NIOSSLContext(configuration: tls)
+        } catch {
+            throw Failure(setting: certificate == nil ? .trustRoots : .privateKey,
+                          description: "the TLS settings cannot be used (does the private key belong to the certificate?)")
+        }
         return tls
     }
 }
