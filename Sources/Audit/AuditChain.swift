@@ -22,19 +22,34 @@ enum AuditChain {
     }
 
     static func hash(of entry: AuditEntry, previous: String) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Array(previous.utf8))
+        hasher.update(data: [0x0A])
+        hasher.update(data: Array(canonicalJSON(of: entry, seq: entry.id ?? -1).utf8))
+        return hex(hasher.finalize())
+    }
+
+    /// The canonical JSON with `seq` left out: `prefix + String(seq) + suffix` is exactly what
+    /// ``hash(of:previous:)`` hashes. PostgreSQL uses it to append in one statement, with the
+    /// sequence number and previous hash it reads under the head lock (see ``AuditLog``).
+    static func canonicalParts(of entry: AuditEntry) -> (prefix: String, suffix: String)? {
+        // A number no entry has; inside a JSON string `"seq":` would be escaped, so the marker
+        // can only be the seq field itself.
+        let sentinel: Int64 = -7_777_777_777_777_777
+        let parts = canonicalJSON(of: entry, seq: sentinel).components(separatedBy: "\"seq\":\(sentinel)")
+        guard parts.count == 2 else { return nil }
+        return (parts[0] + "\"seq\":", parts[1])
+    }
+
+    private static func canonicalJSON(of entry: AuditEntry, seq: Int64) -> String {
         let canonical = Canonical(
-            seq: entry.id ?? -1, at_ms: milliseconds(entry.occurredAt), actor: entry.actor, role: entry.role,
+            seq: seq, at_ms: milliseconds(entry.occurredAt), actor: entry.actor, role: entry.role,
             action: entry.action, outcome: entry.outcome, address: entry.address, request_id: entry.requestID,
             subject: entry.subject, details: entry.details
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let json = (try? encoder.encode(canonical)) ?? Data()
-        var hasher = SHA256()
-        hasher.update(data: Array(previous.utf8))
-        hasher.update(data: [0x0A])
-        hasher.update(data: json)
-        return hex(hasher.finalize())
+        return String(decoding: (try? encoder.encode(canonical)) ?? Data(), as: UTF8.self)
     }
 
     /// Lower-case hex (`String(format:)` per byte was a visible cost on every append).

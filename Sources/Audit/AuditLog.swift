@@ -18,9 +18,7 @@ public struct AuditLog: Sendable {
     }
 
     private func appendLocked(_ event: AuditEvent, at now: Date, on db: any Database) async throws -> Int64 {
-        let head = try await lockHead(on: db)
         let entry = AuditEntry()
-        entry.id = head.seq + 1
         entry.occurredAt = AuditChain.truncatedToMilliseconds(now)
         entry.actor = event.actor
         entry.role = event.role
@@ -30,24 +28,46 @@ public struct AuditLog: Sendable {
         entry.requestID = event.requestID
         entry.subject = event.subject
         entry.details = AuditChain.encodeDetails(event.details)
+        if sql(db).dialect.name == "postgresql", let parts = AuditChain.canonicalParts(of: entry) {
+            return try await appendInOneStatement(entry, parts: parts, on: db)
+        }
+        let head = try await lockHead(on: db)
+        entry.id = head.seq + 1
         entry.previousHash = head.hash
         entry.hash = AuditChain.hash(of: entry, previous: head.hash)
         // Plain SQL rather than `entry.create(on:)`: Fluent's model reflection was a visible cost.
-        let insert: SQLQueryString = """
+        try await sql(db).raw("""
             INSERT INTO audit_log (seq, occurred_at, actor, role, action, outcome, address, request_id, subject, details, prev_hash, hash)
             VALUES (\(bind: entry.id!), \(bind: entry.occurredAt), \(bind: entry.actor), \(bind: entry.role), \(bind: entry.action),
                     \(bind: entry.outcome), \(bind: entry.address), \(bind: entry.requestID), \(bind: entry.subject),
                     \(bind: entry.details), \(bind: entry.previousHash), \(bind: entry.hash))
-            """
-        let moveHead: SQLQueryString = "UPDATE audit_head SET seq = \(bind: entry.id!), hash = \(bind: entry.hash) WHERE id = 1"
-        if sql(db).dialect.name == "postgresql" {
-            // One round trip less while the head row is locked.
-            try await sql(db).raw("WITH entry AS (\(insert)) \(moveHead)").run()
-        } else {
-            try await sql(db).raw(insert).run()
-            try await sql(db).raw(moveHead).run()
-        }
+            """).run()
+        try await sql(db).raw("UPDATE audit_head SET seq = \(bind: entry.id!), hash = \(bind: entry.hash) WHERE id = 1").run()
         return entry.id!
+    }
+
+    /// PostgreSQL: lock the head, insert the entry chained to it and move the head, all in one
+    /// statement, so the head stays locked only for that statement and the commit (issuances
+    /// queue on this lock). The hash is the same SHA-256 ``AuditChain/hash(of:previous:)`` computes,
+    /// over `prev_hash || "\n" || prefix || seq || suffix` (needs a UTF8 database, PostgreSQL's
+    /// default); `portal audit verify` recomputes it in Swift.
+    private func appendInOneStatement(_ entry: AuditEntry, parts: (prefix: String, suffix: String), on db: any Database) async throws -> Int64 {
+        struct Row: Decodable { let seq: Int64 }
+        guard let row = try await sql(db).raw("""
+            WITH head AS (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE),
+            entry AS (
+                INSERT INTO audit_log (seq, occurred_at, actor, role, action, outcome, address, request_id, subject, details, prev_hash, hash)
+                SELECT head.seq + 1, \(bind: entry.occurredAt), \(bind: entry.actor), \(bind: entry.role), \(bind: entry.action),
+                       \(bind: entry.outcome), \(bind: entry.address), \(bind: entry.requestID), \(bind: entry.subject),
+                       \(bind: entry.details), head.hash,
+                       encode(sha256(convert_to(head.hash || chr(10) || \(bind: parts.prefix) || (head.seq + 1)::text || \(bind: parts.suffix), 'UTF8')), 'hex')
+                FROM head
+                RETURNING seq, hash)
+            UPDATE audit_head SET seq = entry.seq, hash = entry.hash FROM entry WHERE audit_head.id = 1
+            RETURNING audit_head.seq
+            """).first(decoding: Row.self)
+        else { throw AuditError.headMissing }
+        return row.seq
     }
 
     /// Reads the head row; on PostgreSQL `FOR UPDATE` holds it until the transaction ends, so

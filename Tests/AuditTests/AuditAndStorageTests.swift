@@ -50,6 +50,27 @@ final class AuditAndStorageTests: XCTestCase {
         }
     }
 
+    func testDatabaseAndSwiftComputeTheSameHashForAwkwardText() async throws {
+        // On PostgreSQL the entry's hash is computed by the database (one-statement append); the
+        // verifier recomputes it in Swift. Non-ASCII, escapes, missing fields and a fake "seq"
+        // inside a value must give the same bytes on both sides.
+        try await withDatabase { db in
+            let awkward = [#"Jürgen "Q" \ / ñ 😀"#, "line\nbreak\ttab", #""seq":-7777777777777777,"x"#, "ascii"]
+            for (index, text) in awkward.enumerated() {
+                try await AuditLog().append(AuditEvent(
+                    action: .signIn, outcome: .failure, actor: text, address: index % 2 == 0 ? nil : "2001:db8::1",
+                    requestID: nil, subject: text, details: ["typed": text, "€": "\u{0}"]), on: db)
+            }
+            let report = try await AuditChainVerifier().verify(on: db)
+            XCTAssertTrue(report.isIntact, "\(report)")
+            XCTAssertEqual(report.checkedEntries, awkward.count)
+            let stored = try await AuditEntry.query(on: db).sort(\.$id).all()
+            for entry in stored {
+                XCTAssertEqual(entry.hash, AuditChain.hash(of: entry, previous: entry.previousHash))
+            }
+        }
+    }
+
     func testTableRefusesUpdatesAndDeletes() async throws {
         try await withDatabase { db in
             try await appendSample(2, on: db)
