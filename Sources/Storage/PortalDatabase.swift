@@ -52,6 +52,16 @@ public final class PortalDatabase: Sendable {
         let all = Migrations()
         all.add(migrations)
         let migrator = Migrator(databases: databases, migrations: all, logger: logger, on: eventLoopGroup.any(), migrationLogLevel: .debug)
+        if !location.isSQLite {
+            // The audit chain's hash is computed by PostgreSQL over UTF-8 text (AuditLog), and
+            // everything else assumes UTF-8 too.
+            struct Row: Decodable { let server_encoding: String }
+            let sql = database(logger: logger) as! any SQLDatabase
+            let encoding = try await sql.raw("SHOW server_encoding").first(decoding: Row.self)?.server_encoding ?? "?"
+            guard encoding.uppercased() == "UTF8" else {
+                throw DatabaseLocation.ParseError(description: "the PostgreSQL database must use the UTF8 encoding (it uses \(encoding)); create it with `createdb -E UTF8`")
+            }
+        }
         try await withMigrationLock(logger: logger) {
             try await migrator.setupIfNeeded().get()
             try await migrator.prepareBatch().get()
