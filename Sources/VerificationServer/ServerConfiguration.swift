@@ -23,6 +23,8 @@ public struct ServerConfiguration: Sendable {
     public var guessLockoutAfter = 20
     public var guessWindow: Duration = .seconds(60 * 60)
     public var guessLockout: Duration = .seconds(60 * 60)
+    /// Take the client address from `X-Forwarded-For` on the app-facing listener (never on the
+    /// internal one).
     public var trustProxy = false
     /// TLS on the app-facing listener (usually a reverse proxy terminates TLS there instead).
     public var appTLS: ListenerTLS?

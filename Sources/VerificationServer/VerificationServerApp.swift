@@ -70,7 +70,10 @@ public final class VerificationServerApp: Sendable {
         if let tls = configuration.internalTLS, tls.requiresClientCertificate {
             router.add(middleware: ClientCertificateMiddleware(allowedThumbprints: tls.allowedClientThumbprints))
         }
-        router.add(middleware: CWARequestMiddleware(trustProxy: configuration.trustProxy))
+        // `--trust-proxy` is for the app-facing listener behind a load balancer; clients of the
+        // internal listener (portals, submission server) connect directly and cannot set the
+        // address its audit records.
+        router.add(middleware: CWARequestMiddleware(trustProxy: false))
         InternalAPIController(
             database: database,
             service: EmbeddedVerificationService(

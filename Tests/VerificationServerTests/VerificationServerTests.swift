@@ -47,10 +47,12 @@ final class VerificationServerTests: XCTestCase {
             let db = s.server.database.database(logger: TestDatabases.testLogger)
             let stored = try await TANRecord.query(on: db).all().map(\.hash) + RegistrationTokenRecord.query(on: db).all().map(\.hash)
             XCTAssertFalse(stored.contains(tanValue) || stored.contains(token))
-            let audit = try await sql(db).raw("SELECT actor, details FROM audit_log WHERE action = 'teletan.create'").all()
+            let audit = try await sql(db).raw("SELECT actor, details, address FROM audit_log WHERE action = 'teletan.create'").all()
             XCTAssertEqual(audit.count, 1)
             XCTAssertEqual(try audit.first?.decode(column: "actor", as: String.self), "officer-a")
             XCTAssertTrue(try audit.first?.decode(column: "details", as: String.self).contains(s.signer.keyID) ?? false, "which portal asked")
+            XCTAssertNotEqual(try audit.first?.decode(column: "address", as: String?.self), "192.0.2.10",
+                              "the internal listener ignores X-Forwarded-For, even with --trust-proxy")
         }
     }
 
