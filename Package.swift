@@ -50,7 +50,7 @@ let package = Package(
         ]),
         // The append-only, hash-chained audit trail.
         .target(name: "Audit", dependencies: [
-            "Storage",
+            "Storage", "TeleTAN",
             .product(name: "FluentKit", package: "fluent-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
@@ -62,6 +62,7 @@ let package = Package(
         ]),
         // Portal → verification server authentication: ES256 keys and short-lived JWTs.
         .target(name: "ServiceAuth", dependencies: [
+            "TeleTAN",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
@@ -94,6 +95,7 @@ let package = Package(
         // Option parsing and exit codes shared by the two executables.
         .target(name: "CommandSupport", dependencies: [
             "Storage", "TeleTAN",
+            .product(name: "FluentKit", package: "fluent-kit"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TeleTAN
 
 /// The canonical form of an entry and the chain hash over it.
 ///
@@ -26,7 +27,7 @@ enum AuditChain {
         hasher.update(data: Array(previous.utf8))
         hasher.update(data: [0x0A])
         hasher.update(data: Array(canonicalJSON(of: entry, seq: entry.id ?? -1).utf8))
-        return hex(hasher.finalize())
+        return KeyedHasher.hex(hasher.finalize())
     }
 
     /// The canonical JSON with `seq` left out: `prefix + String(seq) + suffix` is exactly what
@@ -50,18 +51,6 @@ enum AuditChain {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: (try? encoder.encode(canonical)) ?? Data(), as: UTF8.self)
-    }
-
-    /// Lower-case hex (`String(format:)` per byte was a visible cost on every append).
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(64)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     static func milliseconds(_ date: Date) -> Int64 {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FluentKit
 import Foundation
 import Storage
 import TeleTAN
@@ -63,5 +64,19 @@ public enum StartupError {
         case let error as CustomStringConvertible where String(reflecting: type(of: error)).hasPrefix("ServiceAuth."): error.description
         default: "\(String(reflecting: type(of: error))) (is the database reachable and the schema writable?)"
         }
+    }
+}
+
+/// `migrate` of both executables: create or update the tables, then exit.
+public enum MigrateCommand {
+    public static func run(location: DatabaseLocation, migrations: [any Migration], logger: Logger) async throws {
+        let database: PortalDatabase
+        do {
+            database = try await PortalDatabase.openMigrated(location: location, migrations: migrations, logger: logger)
+        } catch {
+            throw CommandFailure(message: "migration failed: \(StartupError.describe(error))")
+        }
+        await database.shutdown()
+        print("migrations applied to \(location)")
     }
 }

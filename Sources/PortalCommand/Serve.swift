@@ -216,14 +216,6 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         let logger = try storage.makeLogger()
-        let database = try PortalDatabase(location: try storage.location(), logger: logger)
-        do {
-            try await database.migrate(PortalApp.migrations, logger: logger)
-        } catch {
-            await database.shutdown()
-            throw CommandFailure(message: "migration failed: \(StartupError.describe(error))")
-        }
-        await database.shutdown()
-        print("migrations applied to \(database.location)")
+        try await MigrateCommand.run(location: try storage.location(), migrations: PortalApp.migrations, logger: logger)
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import JWTKit
+import TeleTAN
 
 /// What a portal asserts when it asks the verification server for a teleTAN: which officer,
 /// with which CWA roles, for the next minute. Signed with the portal's own ES256 key.
@@ -75,7 +76,7 @@ public enum PortalKeys {
 
     /// First 16 hex digits of SHA-256 over the public key's PEM form.
     public static func thumbprint(of key: ES256PublicKey) -> String {
-        SHA256.hash(data: Data(key.pemRepresentation.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        KeyedHasher.hex(SHA256.hash(data: Data(key.pemRepresentation.utf8)).prefix(8))
     }
 }
 

@@ -41,6 +41,20 @@ public final class PortalDatabase: Sendable {
         }
     }
 
+    /// Opens the database and applies `migrations` (see ``migrate(_:logger:)``). On failure the
+    /// pools are closed again, so a caller that gets an error has nothing to shut down.
+    public static func openMigrated(location: DatabaseLocation, poolSize: Int = 8, migrations: [any Migration],
+                                    logger: Logger) async throws -> PortalDatabase {
+        let database = try PortalDatabase(location: location, poolSize: poolSize, logger: logger)
+        do {
+            try await database.migrate(migrations, logger: logger)
+        } catch {
+            await database.shutdown()
+            throw error
+        }
+        return database
+    }
+
     /// A database handle; cheap, make one per request or job.
     public func database(logger: Logger) -> any Database {
         databases.database(logger: logger, on: eventLoopGroup.any())!

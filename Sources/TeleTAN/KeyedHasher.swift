@@ -44,7 +44,8 @@ public struct KeyedHasher: Sendable {
         return difference == 0
     }
 
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+    /// Lower-case hex of any bytes (digests, thumbprints); shared by the audit chain and TLS pinning.
+    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         for byte in bytes { out.append(digits[Int(byte >> 4)]); out.append(digits[Int(byte & 0xF)]) }

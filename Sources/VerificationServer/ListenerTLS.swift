@@ -5,6 +5,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import NIOCore
 import NIOSSL
+import TeleTAN
 
 /// TLS for one listener, and optionally mutual TLS: the client's certificate is requested, and
 /// requests whose certificate's SHA-256 thumbprint is not on the allow-list are refused with 401
@@ -34,7 +35,7 @@ public struct ListenerTLS: Sendable {
     }
 
     public static func thumbprint(of certificate: NIOSSLCertificate) throws -> String {
-        SHA256.hash(data: try certificate.toDERBytes()).map { String(format: "%02x", $0) }.joined()
+        KeyedHasher.hex(SHA256.hash(data: try certificate.toDERBytes()))
     }
 
     public struct Failure: Error, CustomStringConvertible {

@@ -32,13 +32,8 @@ public final class VerificationServerApp: Sendable {
         self.now = now
         hasher = KeyedHasher(key: try SecretFile.loadOrCreate(at: configuration.secretFile))
         tokens = try await PortalTokenVerifier(publicKeyPaths: configuration.trustedPortalKeys)
-        database = try PortalDatabase(location: configuration.database, poolSize: configuration.databasePoolSize, logger: logger)
-        do {
-            try await database.migrate(Self.migrations, logger: logger)
-        } catch {
-            await database.shutdown()
-            throw error
-        }
+        database = try await PortalDatabase.openMigrated(
+            location: configuration.database, poolSize: configuration.databasePoolSize, migrations: Self.migrations, logger: logger)
     }
 
     var lifecycle: TeleTANLifecycle { TeleTANLifecycle(hasher: hasher, now: now) }

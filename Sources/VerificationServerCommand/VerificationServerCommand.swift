@@ -167,14 +167,6 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         let logger = try common.makeLogger()
-        let database = try PortalDatabase(location: try common.location(), logger: logger)
-        do {
-            try await database.migrate(VerificationServerApp.migrations, logger: logger)
-        } catch {
-            await database.shutdown()
-            throw CommandFailure(message: "migration failed: \(StartupError.describe(error))")
-        }
-        await database.shutdown()
-        print("migrations applied to \(database.location)")
+        try await MigrateCommand.run(location: try common.location(), migrations: VerificationServerApp.migrations, logger: logger)
     }
 }

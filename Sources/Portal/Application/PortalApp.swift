@@ -40,13 +40,8 @@ public final class PortalApp: Sendable {
         serverSecret = try SecretFile.loadOrCreate(at: configuration.secretFile)
         hasher = KeyedHasher(key: serverSecret)
         renderer = PageRenderer(library: try await MustacheLibrary(directory: configuration.templatesDirectory))
-        database = try PortalDatabase(location: configuration.database, poolSize: configuration.databasePoolSize, logger: logger)
-        do {
-            try await database.migrate(Self.migrations, logger: logger)
-        } catch {
-            await database.shutdown()
-            throw error
-        }
+        database = try await PortalDatabase.openMigrated(
+            location: configuration.database, poolSize: configuration.databasePoolSize, migrations: Self.migrations, logger: logger)
         self.verification = verification ?? EmbeddedVerificationService(
             hasher: hasher,
             globalLimit: EmbeddedVerificationService.defaultGlobalLimit(perHour: configuration.teleTANsPerHourGlobal),
