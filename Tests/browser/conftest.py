@@ -21,10 +21,6 @@ import os
 # variable when the driver is created; set it before selenium is even imported.
 os.environ["SE_AVOID_STATS"] = "true"
 
-import errno
-import socket
-import subprocess
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -34,7 +30,7 @@ import pytest
 
 import sys
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from processes_and_browsers import headless_chromium, stop_gracefully  # noqa: E402
+from processes_and_browsers import ManagedProcess, free_ports, headless_chromium  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 PORTAL_BIN = os.environ.get("PORTAL_BIN", str(REPO / ".build" / "debug" / "portal"))
@@ -42,29 +38,18 @@ PORTAL_BIN = os.environ.get("PORTAL_BIN", str(REPO / ".build" / "debug" / "porta
 DEFAULT_PAM_SERVICE = "teletan-portal-test"
 OTP_PAM_SERVICE = "teletan-portal-otp-test"
 
-STARTUP_TIMEOUT = 30.0
-SHUTDOWN_TIMEOUT = 10.0
 
-
-def free_port() -> int:
-    """A port that was free a moment ago (the kernel picks it; the portal binds it right after)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class PortalInstance:
+class PortalInstance(ManagedProcess):
     """One `portal serve` process with its own port, temp dir, secret, database and log."""
 
+    name = "portal"
+
     def __init__(self, pam_service: str, workdir: Path):
+        super().__init__(workdir)
         self.pam_service = pam_service
-        self.workdir = workdir
-        self.port = free_port()
+        (self.port,) = free_ports(1)
         self.base_url = f"http://127.0.0.1:{self.port}"
-        self.log_path = workdir / "portal.log"
         self.database = os.environ.get("BROWSER_TEST_DATABASE") or f"sqlite:{workdir / 'portal.sqlite'}"
-        self.process: subprocess.Popen | None = None
-        self.returncode: int | None = None
 
     @property
     def sqlite_path(self) -> Path | None:
@@ -84,56 +69,12 @@ class PortalInstance:
             "--teletan-interval", "1s",
         ]
 
-    def start(self) -> None:
-        with open(self.log_path, "wb") as log:
-            self.process = self._spawn(log)
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(
-                    f"portal exited with {self.process.returncode} during start-up:\n{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(self.base_url + "/health/ready", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass  # not listening yet, or the database is not ready yet
-            time.sleep(0.2)
-        self.kill()
-        raise RuntimeError(f"portal not ready within {STARTUP_TIMEOUT} s:\n{self.log_tail()}")
-
-    def _spawn(self, log) -> subprocess.Popen:
-        # A concurrent `swift build` may be rewriting the binary at this very moment: exec then
-        # fails with ETXTBSY ("text file busy") for a short while, so retry for a few seconds.
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                return subprocess.Popen(
-                    self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir)
-            except OSError as error:
-                if error.errno != errno.ETXTBSY or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
-
-    def stop(self) -> int:
-        """SIGTERM, then wait for a graceful exit; a portal that hangs is killed and reported."""
-        assert self.process is not None
-        self.returncode = stop_gracefully(self.process, SHUTDOWN_TIMEOUT, "portal", self.log_tail)
-        return self.returncode
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-
-    def is_running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def log_text(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
-    def log_tail(self, lines: int = 40) -> str:
-        return "\n".join(self.log_text().splitlines()[-lines:])
+    def is_ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.base_url + "/health/ready", timeout=2) as response:
+                return response.status == 200
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return False  # not listening yet, or the database is not ready yet
 
     def files_at_rest(self) -> list[Path]:
         """Every file that may hold data written by the portal: the log, the SQLite file and its

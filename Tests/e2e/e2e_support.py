@@ -8,7 +8,6 @@ Imported by conftest.py and the test modules (pytest puts this directory on sys.
 from __future__ import annotations
 
 import base64
-import errno
 import hashlib
 import http.client
 import json
@@ -37,7 +36,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 import sys  # noqa: E402
 sys.path.insert(0, str(REPO / "Tests" / "support"))
-from processes_and_browsers import headless_chromium, stop_gracefully  # noqa: E402,F401
+from processes_and_browsers import ManagedProcess, free_ports, retry_text_file_busy  # noqa: E402
+from processes_and_browsers import headless_chromium  # noqa: E402,F401  (for conftest.py)
 PORTAL_BIN = os.environ.get("PORTAL_BIN") or str(REPO / ".build" / "debug" / "portal")
 VERIFICATION_BIN = os.environ.get("VERIFICATION_BIN") or str(REPO / ".build" / "debug" / "verification-server")
 # A PostgreSQL URL for the verification servers; unset: a SQLite file per server.
@@ -49,8 +49,6 @@ OPENAPI_PATH = REPO / "docs" / "verification-api.yaml"
 PAM_SERVICE = "teletan-portal-test"
 OFFICER = ("tt-officer", "Officer-Pass-1")
 
-STARTUP_TIMEOUT = 30.0
-SHUTDOWN_TIMEOUT = 10.0
 REQUEST_TIMEOUT = 15.0
 
 ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
@@ -83,21 +81,7 @@ def with_wrong_check_character(teletan: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Ports and processes
-
-
-def free_ports(count: int) -> list[int]:
-    """Ports that were free a moment ago, all different (held open together while picked)."""
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind(("127.0.0.1", 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
+# Ports
 
 
 def port_accepts(port: int) -> bool:
@@ -107,78 +91,6 @@ def port_accepts(port: int) -> bool:
     except OSError:
         return False
 
-
-def retry_text_file_busy(start):
-    """start() (which executes a binary), retried for up to 30 s while it fails with ETXTBSY:
-    a concurrent `swift build` may be rewriting the binary at that moment."""
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            return start()
-        except OSError as error:
-            if error.errno != errno.ETXTBSY or time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
-
-
-class ManagedProcess:
-    """One server process with its own log file: start until ready, stop with SIGTERM."""
-
-    name = "process"
-
-    def __init__(self, workdir: Path):
-        self.workdir = workdir
-        self.process: subprocess.Popen | None = None
-        self.log_path = workdir / f"{self.name}.log"
-        self.returncode: int | None = None
-
-    def command(self) -> list[str]:
-        raise NotImplementedError
-
-    def is_ready(self) -> bool:
-        raise NotImplementedError
-
-    def start(self) -> None:
-        assert not self.is_running(), f"{self.name} is already running"
-        with open(self.log_path, "ab") as log:
-            self.process = self._spawn(log)
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.process.returncode} during start-up:\n{self.log_tail()}")
-            if self.is_ready():
-                return
-            time.sleep(0.2)
-        self.kill()
-        raise RuntimeError(f"{self.name} not ready within {STARTUP_TIMEOUT} s:\n{self.log_tail()}")
-
-    def _spawn(self, log) -> subprocess.Popen:
-        return retry_text_file_busy(lambda: subprocess.Popen(
-            self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir))
-
-    def stop(self) -> int:
-        """SIGTERM; the process must exit within SHUTDOWN_TIMEOUT (else it is killed and this
-        raises). Returns the exit status."""
-        assert self.process is not None, f"{self.name} was never started"
-        self.returncode = stop_gracefully(self.process, SHUTDOWN_TIMEOUT, self.name, self.log_tail)
-        return self.returncode
-
-    def stop_cleanly(self) -> None:
-        """stop(), and the exit status must be 0."""
-        code = self.stop()
-        assert code == 0, f"{self.name} exited with {code} after SIGTERM:\n{self.log_tail()}"
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-
-    def is_running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def log_tail(self, lines: int = 40) -> str:
-        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
 
 
 class PortalKeyPair:

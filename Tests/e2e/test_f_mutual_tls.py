@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from e2e_support import (E2E_INTERNAL_TLS, PORTAL_BIN, V1, VERIFICATION_BIN, REQUEST_TIMEOUT,
-                         TLSMaterial, make_certificate)
+                         make_certificate)
 
 needs_tls = pytest.mark.skipif(not E2E_INTERNAL_TLS, reason="E2E_INTERNAL_TLS=1 runs the suite over mutual TLS")
 JSON = {"Content-Type": "application/json"}

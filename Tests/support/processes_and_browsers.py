@@ -1,12 +1,16 @@
 """Shared by the browser suite (Tests/browser) and the end-to-end suite (Tests/e2e): a headless
-Chromium from Debian's packages that never reaches the network, and the graceful stop every
-server process of ours must manage."""
+Chromium from Debian's packages that never reaches the network, free ports, and our server
+processes (started until ready, stopped gracefully with SIGTERM)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import socket
 import subprocess
+import time
+from pathlib import Path
 from typing import Callable
 
 # Selenium's driver manager must never try to go online (no internet here); it reads this when
@@ -60,3 +64,98 @@ def stop_gracefully(process: subprocess.Popen, timeout: float, name: str, log_ta
             process.wait()
             raise AssertionError(f"{name} did not exit within {timeout} s of SIGTERM:\n{log_tail()}") from None
     return process.returncode
+
+
+# ---------------------------------------------------------------------------------------------
+# Ports and processes
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports that were free a moment ago, all different (held open together while picked)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(("127.0.0.1", 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def retry_text_file_busy(start):
+    """start() (which executes a binary), retried for up to 30 s while it fails with ETXTBSY:
+    a concurrent `swift build` may be rewriting the binary at that moment."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return start()
+        except OSError as error:
+            if error.errno != errno.ETXTBSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+class ManagedProcess:
+    """One server process with its own log file: start until ready, stop with SIGTERM."""
+
+    name = "process"
+    startup_timeout = 30.0
+    shutdown_timeout = 10.0
+
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+        self.process: subprocess.Popen | None = None
+        self.log_path = workdir / f"{self.name}.log"
+        self.returncode: int | None = None
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def is_ready(self) -> bool:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        assert not self.is_running(), f"{self.name} is already running"
+        with open(self.log_path, "ab") as log:
+            self.process = self._spawn(log)
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.process.returncode} during start-up:\n{self.log_tail()}")
+            if self.is_ready():
+                return
+            time.sleep(0.2)
+        self.kill()
+        raise RuntimeError(f"{self.name} not ready within {self.startup_timeout} s:\n{self.log_tail()}")
+
+    def _spawn(self, log) -> subprocess.Popen:
+        return retry_text_file_busy(lambda: subprocess.Popen(
+            self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir))
+
+    def stop(self) -> int:
+        """SIGTERM; the process must exit within shutdown_timeout (else it is killed and this
+        raises). Returns the exit status."""
+        assert self.process is not None, f"{self.name} was never started"
+        self.returncode = stop_gracefully(self.process, self.shutdown_timeout, self.name, self.log_tail)
+        return self.returncode
+
+    def stop_cleanly(self) -> None:
+        """stop(), and the exit status must be 0."""
+        code = self.stop()
+        assert code == 0, f"{self.name} exited with {code} after SIGTERM:\n{self.log_tail()}"
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def is_running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log_text().splitlines()[-lines:])

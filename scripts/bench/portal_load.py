@@ -350,6 +350,45 @@ def summarize(values: list[float]) -> dict:
     }
 
 
+def reset_peak_rss(pid: int | None, tool: str, excluded: str) -> bool:
+    """Resets the kernel's RSS high-water mark (Linux: clear_refs 5), so that VmHWM read later is
+    the peak from now on; `excluded` names the phase that is left out (for the warning)."""
+    if not pid:
+        return False
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError as error:
+        print(f"{tool}: cannot reset VmHWM ({error}); the peak includes {excluded}", file=sys.stderr)
+        return False
+
+
+def measure_window(pid: int | None, client_pids: list[int], start: float, t_measure: float, t_end: float) -> dict:
+    """Waits through warm-up and window: RSS every 0.25 s (growth over the window hints at a
+    leak), CPU of everyone at the window's edges. Returns the CPU cores used in the window."""
+    series: list[tuple[float, int]] = []
+
+    def sample_until(deadline: float) -> None:
+        while True:
+            if pid:
+                rss = rss_kib(pid).get("VmRSS")
+                if rss:
+                    series.append((round(time.monotonic() - start, 2), rss))
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(0.25, left))
+
+    sample_until(t_measure)
+    cpu0, m0 = cpu_snapshot(pid, client_pids), time.monotonic()
+    rss_start = rss_kib(pid).get("VmRSS") if pid else None
+    sample_until(t_end)
+    cpu1, m1 = cpu_snapshot(pid, client_pids), time.monotonic()
+    return {"rss_series": series, "rss_start": rss_start, "window": m1 - m0,
+            "cpu": {k: cpu1[k] - cpu0[k] for k in cpu0}}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, required=True, help="portal port on 127.0.0.1")
@@ -415,16 +454,9 @@ def main() -> int:
         return abort("sign-in failed: " + "; ".join(signin_errors[:5]) + (" ..." if len(signin_errors) > 5 else ""))
     rss_after_signin = rss_kib(args.portal_pid) if args.portal_pid else {}
     # The sign-in burst has its own peak (pam_unix hashes with yescrypt, about 16 MiB per
-    # sign-in in progress). Keep it, then reset the high-water mark (Linux: clear_refs 5) so
-    # that VmHWM at the end is the peak while officers issue.
-    hwm_reset = False
-    if args.portal_pid:
-        try:
-            with open(f"/proc/{args.portal_pid}/clear_refs", "w") as f:
-                f.write("5")
-            hwm_reset = True
-        except OSError as error:
-            print(f"portal_load: cannot reset VmHWM ({error}); the peak includes sign-in", file=sys.stderr)
+    # sign-in in progress). Keep it, then reset the high-water mark so that VmHWM at the end is
+    # the peak while officers issue.
+    hwm_reset = reset_peak_rss(args.portal_pid, "portal_load", "sign-in")
     print(f"portal_load: {args.officers} officers signed in ({signin_seconds:.2f} s), "
           f"{args.processes} client process(es); warm-up {args.warmup:g} s, measuring {args.duration:g} s",
           file=sys.stderr)
@@ -435,25 +467,8 @@ def main() -> int:
         pipe.send((t_measure, t_end))
     client_pids = [os.getpid()] + [p.pid for p in procs]
 
-    # RSS every 0.25 s (growth over the window hints at a leak), CPU at the window's edges.
-    rss_series: list[tuple[float, int]] = []
-
-    def sample_until(deadline: float) -> None:
-        while True:
-            if args.portal_pid:
-                rss = rss_kib(args.portal_pid).get("VmRSS")
-                if rss:
-                    rss_series.append((round(time.monotonic() - start, 2), rss))
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            time.sleep(min(0.25, left))
-
-    sample_until(t_measure)
-    cpu0, m0 = cpu_snapshot(args.portal_pid, client_pids), time.monotonic()
-    rss_start = rss_kib(args.portal_pid).get("VmRSS") if args.portal_pid else None
-    sample_until(t_end)
-    cpu1, m1 = cpu_snapshot(args.portal_pid, client_pids), time.monotonic()
+    measured = measure_window(args.portal_pid, client_pids, start, t_measure, t_end)
+    rss_series, rss_start = measured["rss_series"], measured["rss_start"]
     rss_end = rss_kib(args.portal_pid) if args.portal_pid else {}
 
     # Results (officers finish the cycle they are in: at most one timeout past the end).
@@ -483,8 +498,7 @@ def main() -> int:
         print("portal_load: a client process failed:\n" + worker_failures[0], file=sys.stderr)
         return 2
 
-    window = m1 - m0
-    cpu = {k: cpu1[k] - cpu0[k] for k in cpu0}
+    window, cpu = measured["window"], measured["cpu"]
     cores = {k: cpu[k] / window for k in ("portal", "postgres", "client", "busy")}
     cores["other"] = max(0.0, cores["busy"] - cores["portal"] - cores["postgres"] - cores["client"])
     cores["machine"] = cpu["total"] / window  # = number of CPUs

@@ -42,6 +42,26 @@ def fmt(value, spec=".1f", unit=""):
     return "n/a" if value is None else f"{value:{spec}}{unit}"
 
 
+def target_lines(checks: list[tuple[str, str, bool]]) -> list[str]:
+    """The closing table: each target, what was measured, PASS or FAIL."""
+    return ["", "  Target                                   measured        result"] + [
+        f"    {name:<37}{value:<16}{'PASS' if ok else 'FAIL'}" for name, value, ok in checks] + [""]
+
+
+def run_failed(tool: str, load: dict, pg_tps) -> bool:
+    """Whether the run itself failed (not the targets): too many failed requests, or no pgbench figure."""
+    failed = False
+    if load["error_rate"] > MAX_ERROR_RATE:
+        print(f"{tool}: ERROR: {load['error_rate']:.2%} of the requests failed (more than 1 %)", file=sys.stderr)
+        failed = True
+    elif load["errors"]:
+        print(f"{tool}: warning: {load['errors']} request(s) failed", file=sys.stderr)
+    if not pg_tps:
+        print(f"{tool}: ERROR: no tps in pgbench output", file=sys.stderr)
+        failed = True
+    return failed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--load", required=True)
@@ -132,22 +152,9 @@ def main() -> int:
     if chained:
         add(f"    + audit chain lock    {fmt(chained.get('tps'), '.1f')} tps, latency avg "
             f"{fmt(chained.get('latency_avg_ms'), '.2f', ' ms')}  (issue-chained.sql, informational)")
-    add("")
-    add("  Target                                   measured        result")
-    for name, value, ok in checks:
-        add(f"    {name:<37}{value:<16}{'PASS' if ok else 'FAIL'}")
-    add("")
+    lines += target_lines(checks)
     print("\n".join(lines))
-
-    failed = False
-    if load["error_rate"] > MAX_ERROR_RATE:
-        print(f"bench-portal: ERROR: {load['error_rate']:.2%} of the portal's requests failed (more than 1 %)", file=sys.stderr)
-        failed = True
-    elif load["errors"]:
-        print(f"bench-portal: warning: {load['errors']} request(s) failed", file=sys.stderr)
-    if not pg_tps:
-        print("bench-portal: ERROR: no tps in pgbench output", file=sys.stderr)
-        failed = True
+    failed = run_failed("bench-portal", load, pg_tps)
 
     if env.get("BENCH_JSON"):
         record = {

@@ -42,8 +42,8 @@ import traceback
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from portal_load import CountingConnection, HOST, cpu_snapshot, rss_kib, summarize  # noqa: E402
-from report import fmt, parse_pgbench  # noqa: E402
+from portal_load import CountingConnection, HOST, measure_window, reset_peak_rss, rss_kib, summarize  # noqa: E402
+from report import fmt, parse_pgbench, run_failed, target_lines  # noqa: E402
 
 MAX_CLIENTS = 200
 MAX_SECONDS = 600
@@ -52,7 +52,6 @@ JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json"
 
 TARGET_RATIO = 0.30
 TARGET_P99_MS = 20.0
-MAX_ERROR_RATE = 0.01
 
 
 class Unexpected(Exception):
@@ -271,34 +270,14 @@ def load_main(args) -> int:
         procs.append(p)
 
     rss_before = rss_kib(args.server_pid) if args.server_pid else {}  # VmHWM here: the setup's peak
-    if args.server_pid:  # the peak of the load phase, not of the teleTAN creation
-        try:
-            with open(f"/proc/{args.server_pid}/clear_refs", "w") as f:
-                f.write("5")
-        except OSError as error:
-            print(f"verification_load: cannot reset VmHWM ({error}); the peak includes the setup", file=sys.stderr)
+    reset_peak_rss(args.server_pid, "verification_load", "the setup")  # the peak of the load phase only
     start = time.monotonic() + 0.2
     t_measure, t_end = start + args.warmup, start + args.warmup + args.duration
     for pipe in pipes:
         pipe.send((t_measure, t_end))
     client_pids = [os.getpid()] + [p.pid for p in procs]
-    rss_series: list[tuple[float, int]] = []
-
-    def sample_until(deadline: float) -> None:
-        while True:
-            if args.server_pid:
-                rss = rss_kib(args.server_pid).get("VmRSS")
-                if rss:
-                    rss_series.append((round(time.monotonic() - start, 2), rss))
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            time.sleep(min(0.25, left))
-
-    sample_until(t_measure)
-    cpu0, m0 = cpu_snapshot(args.server_pid, client_pids), time.monotonic()
-    sample_until(t_end)
-    cpu1, m1 = cpu_snapshot(args.server_pid, client_pids), time.monotonic()
+    measured = measure_window(args.server_pid, client_pids, start, t_measure, t_end)
+    rss_series = measured["rss_series"]
 
     merged, failures = Stats(), []
     for _ in procs:
@@ -328,8 +307,7 @@ def load_main(args) -> int:
     rss_end = rss_kib(args.server_pid) if args.server_pid else {}
     metrics_after = get_metrics(args.port, args.timeout)
 
-    window = m1 - m0
-    cpu = {k: cpu1[k] - cpu0[k] for k in cpu0}
+    window, cpu = measured["window"], measured["cpu"]
     cores = {k: cpu[k] / window for k in ("portal", "postgres", "client", "busy")}
     cores["server"] = cores.pop("portal")
     cores["other"] = max(0.0, cores["busy"] - cores["server"] - cores["postgres"] - cores["client"])
@@ -440,21 +418,9 @@ def report_main(args) -> int:
     if pg:
         lines.append(f"    equivalent chain      {fmt(pg.get('tps'), '.1f')} chains/s (3 commits each), latency avg "
                      f"{fmt(pg.get('latency_avg_ms'), '.2f', ' ms')}" + (f", failed {pg['failed']}" if pg.get("failed") else ""))
-    lines += ["", "  Target                                   measured        result"]
-    for name, value, ok in checks:
-        lines.append(f"    {name:<37}{value:<16}{'PASS' if ok else 'FAIL'}")
-    lines.append("")
+    lines += target_lines(checks)
     print("\n".join(lines))
-
-    failed = False
-    if load["error_rate"] > MAX_ERROR_RATE:
-        print(f"bench-verification: ERROR: {load['error_rate']:.2%} of the requests failed (more than 1 %)", file=sys.stderr)
-        failed = True
-    elif load["errors"]:
-        print(f"bench-verification: warning: {load['errors']} request(s) failed", file=sys.stderr)
-    if not pg_tps:
-        print("bench-verification: ERROR: no tps in pgbench output", file=sys.stderr)
-        failed = True
+    failed = run_failed("bench-verification", load, pg_tps)
     if env.get("BENCH_JSON"):
         record = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "server_bin": env.get("BENCH_SERVER_BIN"),
                   "build": env.get("BENCH_BUILD"), "git": env.get("BENCH_GIT"), "machine": env.get("BENCH_MACHINE"),

@@ -1,0 +1,152 @@
+# Shared by scripts/bench-portal.sh and scripts/bench-verification.sh (sourced, not run):
+# settings checks, the PostgreSQL bench database, the server under test (started in the
+# background, stopped on exit), pgbench and the facts printed with every result.
+# The sourcing script sets bench_name first and `set -euo pipefail`.
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+bench=$repo/scripts/bench
+
+die() { echo "$bench_name: $*" >&2; exit 1; }
+note() { echo "$bench_name: $*" >&2; }
+
+int_in() { # NAME VALUE MIN MAX
+  [[ $2 =~ ^[0-9]+$ ]] && (( 10#$2 >= $3 && 10#$2 <= $4 )) || die "$1 must be a whole number from $3 to $4, got '$2'"
+}
+
+pick_bin() { # NAME -> the release binary if built, else the debug one
+  if [[ -x $repo/.build-release/release/$1 ]]; then echo "$repo/.build-release/release/$1"; else echo "$repo/.build/debug/$1"; fi
+}
+
+build_of() { # BINARY -> release | debug | unknown
+  case $(readlink -f "$1") in
+    */release/*) echo release ;;
+    */debug/*) echo debug ;;
+    *) echo unknown ;;
+  esac
+}
+
+# --- PostgreSQL (scripts/start-test-postgres.sh) ----------------------------------------------
+pg_host=127.0.0.1 pg_port=5432 pg_db=teletan_bench pg_user=teletan
+export PGPASSWORD=teletan   # the local test role of scripts/start-test-postgres.sh
+db_url="postgres://$pg_user:$PGPASSWORD@$pg_host:$pg_port/$pg_db"
+export PGOPTIONS='-c client_min_messages=warning'
+psql_bench() { psql -h "$pg_host" -p "$pg_port" -U "$pg_user" -d "$pg_db" -v ON_ERROR_STOP=1 -qAtX "$@"; }
+
+require_tools() { # TOOL... ; also python3 3.11+ and a running PostgreSQL
+  local tool
+  for tool in "$@" psql pgbench pg_isready curl python3; do
+    command -v "$tool" >/dev/null || die "$tool is missing (scripts/install-deps.sh)"
+  done
+  python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "python3 must be 3.11 or newer"
+  pg_isready -q -h "$pg_host" -p "$pg_port" || die "PostgreSQL is not accepting connections on $pg_host:$pg_port (scripts/start-test-postgres.sh)"
+}
+
+reset_database() { # SCHEMA_FILE [psql arguments...]: empty public schema plus the pgbench tables
+  psql_bench -c "DROP SCHEMA IF EXISTS public CASCADE" -c "CREATE SCHEMA public"
+  psql_bench "${@:2}" -f "$1"
+}
+
+checkpoint() { # superuser only; skipped quietly otherwise
+  if [[ $EUID -eq 0 ]] && id postgres >/dev/null 2>&1; then
+    (cd / && runuser -u postgres -- psql -p "$pg_port" -qAtX -c CHECKPOINT) >/dev/null 2>&1 || true
+  fi
+}
+
+# --- Ports -----------------------------------------------------------------------------------
+listen_port() { # VARIABLE -> its value, or a free port; refuses one that is already in use
+  local port=${!1:-}
+  [[ -n $port ]] || port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  int_in "$1" "$port" 1024 65535
+  if curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$port/"; then die "something already listens on 127.0.0.1:$port"; fi
+  echo "$port"
+}
+
+# --- The server under test -------------------------------------------------------------------
+tmp=$(mktemp -d "/tmp/$bench_name.XXXXXX")
+server_pid=
+stop_server() { # SIGTERM, then SIGKILL after 10 s
+  [[ -n $server_pid ]] || return 0
+  if kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$server_pid" 2>/dev/null && kill -KILL "$server_pid" 2>/dev/null || true
+  fi
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=
+}
+trap 'stop_server; rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+start_server() { # LABEL LOG READY_URL COMMAND...: background, wait up to 60 s; returns 1 if it exits
+  local label=$1 log=$2 url=$3
+  shift 3
+  "$@" >"$log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 120); do
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      wait "$server_pid" 2>/dev/null || true; server_pid=
+      sed 's/^/    /' "$log" >&2
+      return 1
+    fi
+    if curl -fs -o /dev/null --max-time 2 "$url"; then return 0; fi
+    sleep 0.5
+  done
+  die "$label did not become ready within 60 s"
+}
+
+private_copy() { # BINARY -> a copy in $tmp, so a rebuild during the run cannot disturb it
+  cp "$1" "$tmp/$(basename "$1")"
+  echo "$tmp/$(basename "$1")"
+}
+
+log_problems() { # LOG: number of warning/error lines, and the first five on stderr
+  local count
+  count=$(grep -ciE 'warning|error|critical' "$1" || true)
+  if (( count > 0 )); then
+    note "$(basename "$1") has $count warning/error line(s); first ones:"
+    grep -iE 'warning|error|critical' "$1" | head -n 5 | cut -c1-300 | sed 's/^/    /' >&2
+  fi
+  echo "$count"
+}
+
+# --- pgbench ---------------------------------------------------------------------------------
+# max_connections=100 keeps 3 slots for superusers, so 100 clients as role teletan do not fit:
+# then pgbench runs as the superuser postgres (root only, Unix socket), else with fewer clients.
+pgbench_clients() { # WANTED -> sets pg_clients and pgbench_as
+  local max_conn reserved
+  max_conn=$(psql_bench -c 'SHOW max_connections')
+  reserved=$(psql_bench -c 'SHOW superuser_reserved_connections')
+  pg_clients=$1 pgbench_as=()
+  if (( $1 > max_conn - reserved - 1 )); then
+    if [[ $EUID -eq 0 ]] && id postgres >/dev/null 2>&1; then
+      pgbench_as=(runuser -u postgres --)
+      note "pgbench runs as superuser postgres: $1 clients exceed the $((max_conn - reserved)) non-superuser slots"
+    else
+      pg_clients=$((max_conn - reserved - 1))
+      note "warning: pgbench runs with $pg_clients clients only (max_connections=$max_conn, $reserved reserved)"
+    fi
+  fi
+}
+
+run_pgbench() { # SCRIPT SECONDS OUTPUT [HINT] (after pgbench_clients)
+  local conn=(-h "$pg_host" -U "$pg_user")
+  (( ${#pgbench_as[@]} )) && conn=()
+  (cd / && timeout --kill-after=10 $(($2 + 120)) \
+    "${pgbench_as[@]}" pgbench "${conn[@]}" -p "$pg_port" -n -c "$pg_clients" -j 2 -T "$2" -f "$1" "$pg_db") >"$3" 2>&1 || {
+      tail -n 20 "$3" >&2; die "pgbench failed ($(basename "$1"))${4:+; $4}"; }
+}
+
+# --- Facts about the run (read by the report) ------------------------------------------------
+record_run_facts() {
+  BENCH_GIT="$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')"
+  [[ -n $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null) ]] && BENCH_GIT+=" (working tree modified)"
+  BENCH_MACHINE="$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo), $(uname -sr)"
+  BENCH_PG_VERSION="PostgreSQL $(psql_bench -c 'SHOW server_version' | cut -d' ' -f1), synchronous_commit=$(psql_bench -c 'SHOW synchronous_commit'), shared_buffers=$(psql_bench -c 'SHOW shared_buffers'), max_connections=$(psql_bench -c 'SHOW max_connections')"
+  export BENCH_GIT BENCH_MACHINE BENCH_PG_VERSION
+  local load1
+  read -r load1 _ < /proc/loadavg
+  if awk -v l="$load1" 'BEGIN { exit !(l > 1.0) }'; then
+    note "warning: load average is $load1 before the run; other work on this machine skews the figures:"
+    ps -eo pcpu=,comm= --sort=-pcpu | head -n 3 | sed 's/^/    /' >&2
+  fi
+}
