@@ -68,7 +68,7 @@ let package = Package(
         ]),
         // The web portal: routes, sessions, CSRF, templates, limits.
         .target(name: "Portal", dependencies: [
-            "PAMAuth", "TeleTAN", "Storage", "Audit", "Verification", "ServiceAuth",
+            "PAMAuth", "TeleTAN", "Storage", "Audit", "Verification", "ServiceAuth", "HTTPSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
@@ -81,7 +81,7 @@ let package = Package(
         ]),
         // The standalone verification server (CWA v1 API) over the same Verification code.
         .target(name: "VerificationServer", dependencies: [
-            "Verification", "Storage", "Audit", "TeleTAN", "ServiceAuth",
+            "Verification", "Storage", "Audit", "TeleTAN", "ServiceAuth", "HTTPSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -93,6 +93,11 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         // Option parsing and exit codes shared by the two executables.
+        // HTTP details both services share: 405 with `Allow` for a defined path's other methods.
+        .target(name: "HTTPSupport", dependencies: [
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+        ]),
         .target(name: "CommandSupport", dependencies: [
             "Storage", "TeleTAN",
             .product(name: "FluentKit", package: "fluent-kit"),

@@ -36,6 +36,7 @@ struct CWARequestMiddleware: RouterMiddleware {
             let status = error.status.code >= 500 ? HTTPResponse.Status.badRequest : error.status
             var headers = HTTPFields()
             if let retry = error.headers[.retryAfter] { headers[.retryAfter] = retry }
+            if let allow = error.headers[.allow] { headers[.allow] = allow }
             return Self.json(status: status, ["status": .int(status.code), "error": .string(error.body ?? status.reasonPhrase)], headers: headers)
         } catch is DecodingError {
             return Self.json(status: .badRequest, ["status": .int(400), "error": .string("malformed JSON")])

@@ -2,6 +2,7 @@ import Audit
 import Foundation
 import FluentKit
 import Hummingbird
+import HTTPSupport
 import HummingbirdCore
 import Logging
 import ServiceAuth
@@ -40,7 +41,8 @@ public final class VerificationServerApp: Sendable {
 
     /// The app-facing listener: registration token, TAN, test result; health and metrics.
     public func makeAppRouter() -> Router<ServerRequestContext> {
-        let router = Router(context: ServerRequestContext.self)
+        // HEAD wherever GET is: load balancers probe the health endpoints with either.
+        let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: CWARequestMiddleware(trustProxy: configuration.trustProxy))
         AppAPIController(
             database: database, lifecycle: lifecycle,
@@ -56,6 +58,7 @@ public final class VerificationServerApp: Sendable {
                             body: .init(byteBuffer: ByteBuffer(string: ready ? "ok\n" : "database unreachable\n")))
         }
         router.get("/metrics") { [metrics] _, _ in metrics.render() }
+        router.addMethodNotAllowedResponses(headWhereGet: true)
         return router
     }
 
@@ -76,6 +79,7 @@ public final class VerificationServerApp: Sendable {
                 logger: logger, now: now),
             lifecycle: lifecycle, tokens: tokens, audit: AuditLog(), hasher: hasher, metrics: metrics, now: now
         ).addRoutes(to: router)
+        router.addMethodNotAllowedResponses(headWhereGet: false)
         return router
     }
 

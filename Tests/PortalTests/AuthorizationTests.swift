@@ -194,6 +194,48 @@ final class AuthorizationTests: XCTestCase {
         }
     }
 
+    func testWrongMethodGets405WithAllowAndHeadIsSafe() async throws {
+        try await PortalHarness.run(configure: { $0.teleTANMinimumInterval = .zero }) { portal in
+            let anonymous = portal.browser()
+            let cases: [(HTTPRequest.Method, String, String)] = [
+                (.put, "/", "GET, HEAD"), (.delete, "/teletan", "POST"), (.get, "/teletan", "POST"),
+                (.options, "/signin", "GET, HEAD, POST"), (.patch, "/language/de", "GET, HEAD"),
+                (.head, "/signout", "POST"), (.trace, "/health/live", "GET, HEAD"),
+            ]
+            for (method, path, allow) in cases {
+                let page = try await anonymous.send(path, method: method, body: nil, headers: [:])
+                XCTAssertEqual(page.status, .methodNotAllowed, "\(method) \(path)")
+                XCTAssertEqual(page.headers[.allow], allow, "\(method) \(path)")
+                if method != .head { XCTAssertTrue(page.body.contains("Not possible here"), "\(method) \(path)") }
+            }
+            let german = try await anonymous.send("/teletan/done", method: .put, body: nil, headers: [.acceptLanguage: "de"])
+            XCTAssertEqual(german.status, .methodNotAllowed)
+            XCTAssertTrue(german.body.contains("Hier nicht möglich"))
+            let unknownPath = try await anonymous.send("/nothing", method: .put, body: nil, headers: [:])
+            XCTAssertEqual(unknownPath.status, .notFound)
+            let probe = try await anonymous.send("/health/live", method: .head, body: nil, headers: [:])
+            XCTAssertEqual(probe.status, .ok)
+            XCTAssertEqual(probe.body, "")
+
+            // A HEAD neither spends a form nonce nor uses up the one showing of a teleTAN.
+            let officer = try await portal.signedIn(.officer)
+            let nonces = try await portal.count("SELECT COUNT(*) AS n FROM form_nonces")
+            let headHome = try await officer.send("/", method: .head, body: nil, headers: [:])
+            XCTAssertEqual(headHome.status, .ok)
+            let noncesAfterHead = try await portal.count("SELECT COUNT(*) AS n FROM form_nonces")
+            XCTAssertEqual(noncesAfterHead, nonces)
+            let issued = try await officer.pressIssue()
+            XCTAssertEqual(issued.status, .seeOther)
+            let headResult = try await officer.send("/teletan/result", method: .head, body: nil, headers: [:])
+            XCTAssertEqual(headResult.status, .ok)
+            XCTAssertEqual(headResult.body, "")
+            let shown = try await officer.get("/teletan/result")
+            XCTAssertNotNil(shown.teleTAN)
+            let again = try await officer.get("/teletan/result")
+            XCTAssertNil(again.teleTAN)
+        }
+    }
+
     func testHealthAndMetrics() async throws {
         try await PortalHarness.run { portal in
             let officer = try await portal.signedIn(.officer)

@@ -202,6 +202,29 @@ final class VerificationServerTests: XCTestCase {
         }
     }
 
+    func testWrongMethodGets405WithAllow() async throws {
+        try await ServerUnderTest.run { s in
+            let cases: [(any TestClientProtocol, HTTPRequest.Method, String, String)] = [
+                (s.app, .get, "/version/v1/registrationToken", "POST"), (s.app, .put, "/version/v1/tan", "POST"),
+                (s.app, .delete, "/health/ready", "GET, HEAD"), (s.internal, .get, "/version/v1/tan/teletan", "POST"),
+                (s.internal, .head, "/version/v1/tan/verify", "POST"),
+            ]
+            for (client, method, path, allow) in cases {
+                let reply = try await client.executeRequest(uri: path, method: method, headers: [:], body: nil)
+                XCTAssertEqual(reply.status, .methodNotAllowed, "\(method) \(path)")
+                XCTAssertEqual(reply.headers[.allow], allow, "\(method) \(path)")
+                if method != .head {
+                    XCTAssertEqual(reply.headers[.contentType], "application/json", "\(method) \(path)")
+                    XCTAssertTrue(String(buffer: reply.body).contains("405"), "\(method) \(path)")
+                }
+            }
+            let probe = try await s.app.executeRequest(uri: "/health/live", method: .head, headers: [:], body: nil)
+            XCTAssertEqual(probe.status, .ok)
+            let unknown = try await s.app.executeRequest(uri: "/version/v1/nothing", method: .get, headers: [:], body: nil)
+            XCTAssertEqual(unknown.status, .notFound)
+        }
+    }
+
     func testFakeRequestsLookRealAndChangeNothing() async throws {
         try await ServerUnderTest.run { s in
             let teleTAN = try await s.newTeleTAN()

@@ -3,6 +3,7 @@ import Crypto
 import FluentKit
 import Foundation
 import Hummingbird
+import HTTPSupport
 import Logging
 import Mustache
 import PAMAuth
@@ -58,7 +59,9 @@ public final class PortalApp: Sendable {
     var audit: AuditLog { AuditLog() }
 
     public func makeRouter() -> Router<PortalRequestContext> {
-        let router = Router(context: PortalRequestContext.self)
+        // HEAD wherever GET is (health checks, link checkers); the two GET pages with effects
+        // skip them on HEAD (see TeleTANController).
+        let router = Router(context: PortalRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: ClientInfoMiddleware(trustProxy: configuration.trustProxy))
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
         router.add(middleware: SecurityHeadersMiddleware())
@@ -85,6 +88,7 @@ public final class PortalApp: Sendable {
             nonces: nonces, displays: displays, renderer: renderer, displayTime: configuration.teleTANDisplayTime, now: now
         ).addRoutes(to: router)
         OperationsController(database: database, metrics: metrics).addRoutes(to: router)
+        router.addMethodNotAllowedResponses(headWhereGet: true)
         return router
     }
 

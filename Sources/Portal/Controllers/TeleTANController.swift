@@ -37,7 +37,8 @@ struct TeleTANController: Sendable {
             return try renderer.page("no-role", context: context)
         }
         var values: [String: Any] = [:]
-        if user.has(anyOf: Role.teleTANIssuers) {
+        // A HEAD gets the page without its body: no form, so no one-use nonce is spent on it.
+        if user.has(anyOf: Role.teleTANIssuers), request.method != .head {
             values["issue_nonce"] = try await nonces.make(
                 sessionHash: user.sessionHash, now: now(), on: database.database(logger: context.logger))
         }
@@ -56,6 +57,10 @@ struct TeleTANController: Sendable {
 
     @Sendable func result(_ request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try await authorization.require(anyOf: Role.teleTANIssuers, request: request, context: context)
+        // A HEAD must not use up the one showing: only a GET takes the teleTAN.
+        if request.method == .head {
+            return try renderer.page("already-shown", context: context)
+        }
         let db = database.database(logger: context.logger)
         guard let (content, storedAt) = try await displays.take(sessionHash: user.sessionHash, on: db),
               let teleTAN = TeleTAN(content.teleTAN),

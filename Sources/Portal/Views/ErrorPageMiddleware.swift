@@ -10,7 +10,7 @@ enum PortalError: Error {
     case serviceUnavailable
 }
 
-/// Turns every error into a page in the user's language: 400, 403, 404, 413, 429, 500 and 503.
+/// Turns every error into a page in the user's language: 400, 403, 404, 405, 413, 429, 500 and 503.
 /// Unexpected errors are logged with the request id and shown as 500 without details.
 struct ErrorPageMiddleware: RouterMiddleware {
     typealias Context = PortalRequestContext
@@ -29,8 +29,8 @@ struct ErrorPageMiddleware: RouterMiddleware {
                 return try errorPage(.serviceUnavailable, context: context, headers: [.retryAfter: "30"])
             }
         } catch let error as HTTPError {
-            let status: HTTPResponse.Status = [400, 403, 404, 413, 429, 503].contains(error.status.code) ? error.status
-                : error.status.code == 405 ? .notFound : error.status.code >= 500 ? .internalServerError : .badRequest
+            let status: HTTPResponse.Status = [400, 403, 404, 405, 413, 429, 503].contains(error.status.code) ? error.status
+                : error.status.code >= 500 ? .internalServerError : .badRequest
             return try errorPage(status, context: context, headers: error.headers)
         } catch is DecodingError, is URLEncodedFormError {
             return try errorPage(.badRequest, context: context)
@@ -48,6 +48,7 @@ struct ErrorPageMiddleware: RouterMiddleware {
         let strings = context.language.strings
         var allowed = HTTPFields()
         if let retry = headers[.retryAfter] { allowed[.retryAfter] = retry }
+        if let allow = headers[.allow] { allowed[.allow] = allow }
         return try renderer.page("error", status: status, context: context, values: [
             "status": status.code,
             "title": strings["error_\(status.code)_title"] ?? status.reasonPhrase,
