@@ -228,4 +228,45 @@ final class AuditAndStorageTests: XCTestCase {
             XCTAssertEqual(count, 2)
         }
     }
+
+    func testGlobalLimitWarnsAt80PercentAndRollsOver() async throws {
+        XCTAssertEqual(EmbeddedVerificationService.defaultGlobalLimit().limit, 1000)
+        XCTAssertEqual(EmbeddedVerificationService.defaultGlobalLimit().window, .seconds(3600))
+        try await withDatabase { db in
+            let recorder = LogRecorder()
+            let clock = TestClock()
+            // 20 over 8 shards: the count is the sum of every shard, not one shard's share.
+            let service = EmbeddedVerificationService(
+                hasher: KeyedHasher(key: SymmetricKey(size: .bits256)),
+                globalLimit: EmbeddedVerificationService.defaultGlobalLimit(perHour: 20),
+                logger: recorder.logger(), now: clock.function)
+            func warnings() -> [String] { recorder.lines.filter { $0.level == .warning }.map(\.message) }
+            for _ in 0..<15 {
+                _ = try await service.issueTeleTAN(TeleTANRequest(type: .test, requestedBy: "alice"), within: db)
+            }
+            XCTAssertEqual(warnings(), [], "15 of 20 is under 80 %")
+            _ = try await service.issueTeleTAN(TeleTANRequest(type: .test, requestedBy: "alice"), within: db)
+            XCTAssertEqual(warnings(), ["global teleTAN limit at 80 % or more"], "16 of 20 is 80 %")
+            for _ in 0..<4 {
+                _ = try await service.issueTeleTAN(TeleTANRequest(type: .test, requestedBy: "alice"), within: db)
+            }
+            clock.advance(seconds: 1800)
+            do {
+                _ = try await db.transaction { tx in
+                    try await service.issueTeleTAN(TeleTANRequest(type: .test, requestedBy: "alice"), within: tx)
+                }
+                XCTFail("the 21st teleTAN within the hour exceeds the limit of 20")
+            } catch VerificationServiceError.globalLimitReached(let retryAfter) {
+                XCTAssertGreaterThan(retryAfter, .seconds(1000), "the first of the 20 leaves the window in about 30 min")
+                XCTAssertLessThanOrEqual(retryAfter, .seconds(1860))
+            }
+            XCTAssertEqual(warnings().last, "global teleTAN limit reached")
+            // A rolling hour: once the first issuances are more than an hour old, issuing works again.
+            clock.advance(seconds: 1800 + 61)
+            let again = try await service.issueTeleTAN(TeleTANRequest(type: .test, requestedBy: "alice"), within: db)
+            XCTAssertNotNil(TeleTAN(again.teleTAN.value))
+            XCTAssertFalse(recorder.lines.contains { line in line.message.contains(again.teleTAN.value)
+                || line.metadata.values.contains { $0.contains(again.teleTAN.value) } })
+        }
+    }
 }

@@ -109,7 +109,36 @@ final class AuthorizationTests: XCTestCase {
             XCTAssertEqual(origin.status, .forbidden)
             let sameOrigin = try await officer.post("/teletan", form, headers: [HTTPField.Name("Sec-Fetch-Site")!: "same-origin"])
             XCTAssertEqual(sameOrigin.status, .seeOther)
+            // Sign-in and sign-out forms are covered the same way: a cross-site sign-out would
+            // end the officer's session, a cross-site sign-in would log in as someone else.
+            let csrf = home.hidden("csrf")!
+            for site in ["cross-site", "same-site"] {
+                let signout = try await officer.post("/signout", ["csrf": csrf], headers: [HTTPField.Name("Sec-Fetch-Site")!: site])
+                XCTAssertEqual(signout.status, .forbidden, site)
+            }
+            let evilSignout = try await officer.post("/signout", ["csrf": csrf], headers: [.origin: "http://evil.example"])
+            XCTAssertEqual(evilSignout.status, .forbidden)
+            let stillSignedIn = try await officer.get("/")
+            XCTAssertEqual(stillSignedIn.status, .ok, "still signed in")
+            let stranger = portal.browser()
+            let signinForm = try await stranger.get("/signin")
+            let crossSignin = try await stranger.post(
+                "/signin", ["username": "tt-officer", "password": "Officer-Pass-1", "csrf": signinForm.hidden("csrf")!],
+                headers: [HTTPField.Name("Sec-Fetch-Site")!: "cross-site"])
+            XCTAssertEqual(crossSignin.status, .forbidden)
+            let signIns = try await portal.auditActions("signin")
+            XCTAssertEqual(signIns.count, 1, "refused before PAM and before the audit")
         }
+    }
+
+    func testOriginMustNameThisHost() {
+        XCTAssertTrue(OriginCheckMiddleware.origin("https://portal.example.org", matchesHost: "portal.example.org"))
+        XCTAssertTrue(OriginCheckMiddleware.origin("http://Portal.Example.org:8443", matchesHost: "portal.example.org:8443"))
+        XCTAssertFalse(OriginCheckMiddleware.origin("https://portal.example.org:8443", matchesHost: "portal.example.org"))
+        XCTAssertFalse(OriginCheckMiddleware.origin("https://portal.example.org.evil.example", matchesHost: "portal.example.org"))
+        XCTAssertFalse(OriginCheckMiddleware.origin("https://evil.example/portal.example.org", matchesHost: "portal.example.org"))
+        XCTAssertFalse(OriginCheckMiddleware.origin("null", matchesHost: "portal.example.org"))
+        XCTAssertFalse(OriginCheckMiddleware.origin("ftp://portal.example.org", matchesHost: "portal.example.org"))
     }
 
     func testSecurityHeadersAndTLSBehindAProxy() async throws {

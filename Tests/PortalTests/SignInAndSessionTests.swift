@@ -158,6 +158,45 @@ final class SignInAndSessionTests: XCTestCase {
         }
     }
 
+    func testLockedUsernameIsRefusedWithoutAskingPAM() async throws {
+        // The two-step PAM service makes a PAM call visible: the right password gets the
+        // one-time-code prompt from PAM, a refusal before PAM gets the generic failure page.
+        try await PortalHarness.run(configure: { $0.pamService = "teletan-portal-otp-test" }) { portal in
+            let browser = portal.browser()
+            let asked = try await browser.signIn("tt-otp", "Otp-Pass-1")
+            XCTAssertEqual(asked.status, .ok)
+            XCTAssertTrue(asked.body.contains("action=\"/signin/continue\""), "PAM asks for the one-time code")
+            // The continuation step checks its CSRF token like every form.
+            let forged = try await browser.post("/signin/continue", ["csrf": "forged", "answer": "000000"])
+            XCTAssertEqual(forged.status, .forbidden)
+
+            let throttle = SignInThrottle(failuresPerUser: 5, failuresPerAddress: 50, window: .seconds(900), lockout: .seconds(900))
+            let db = portal.portal.database.database(logger: TestDatabases.testLogger)
+            for _ in 0..<5 {
+                try await throttle.recordFailure(username: "TT-OTP", address: "192.0.2.99", now: portal.clock.now, on: db)
+            }
+            // The same browser starts over (which ends its waiting conversation) with the right password.
+            let locked = try await browser.signIn("tt-otp", "Otp-Pass-1")
+            XCTAssertEqual(locked.status, .unauthorized)
+            XCTAssertFalse(locked.body.contains("/signin/continue"), "PAM was not asked")
+            XCTAssertTrue(locked.body.contains("Sign-in failed. Check your username and password, or try again later."))
+            let lastReason = try await portal.auditActions("signin").last?.detailValues["reason"]
+            XCTAssertEqual(lastReason, "throttled")
+        }
+    }
+
+    func testForwardedAddressIsIgnoredWithoutTrustProxy() async throws {
+        try await PortalHarness.run(configure: { $0.trustProxy = false }) { portal in
+            let spoofer = portal.browser(address: "203.0.113.77")
+            _ = try await spoofer.signIn("tt-officer", "wrong")
+            let signedIn = try await spoofer.signIn("tt-officer", "Officer-Pass-1")
+            XCTAssertEqual(signedIn.status, .seeOther)
+            let audits = try await portal.auditActions("signin")
+            XCTAssertEqual(audits.count, 2)
+            XCTAssertFalse(audits.contains { $0.address == "203.0.113.77" }, "a client cannot choose the address audited and throttled")
+        }
+    }
+
     func testAddressThrottlingStopsASprayButNotOtherAddresses() async throws {
         try await PortalHarness.run(configure: { $0.signInFailuresPerAddress = 3 }) { portal in
             for name in ["spray-a", "spray-b", "spray-c"] {
