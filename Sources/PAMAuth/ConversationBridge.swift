@@ -30,13 +30,23 @@ final class ConversationBridge: @unchecked Sendable {
 
     /// Shows `challenge` to the person and blocks until they answer, the conversation is
     /// abandoned, or `timeout` passes (then nil, and the PAM module sees a conversation error).
+    /// A timeout abandons the whole conversation: a module that asks again (a retrying password
+    /// module) gets nil at once, so the thread is held for one prompt timeout at most, and a late
+    /// answer can never reach a prompt the person did not see.
     func ask(_ challenge: PAMChallenge, timeout: Duration) -> [SecretBytes]? {
+        condition.lock()
+        let alreadyAbandoned = abandoned
+        condition.unlock()
+        if alreadyAbandoned { return nil }
         deliver(.challenge(challenge))
         let deadline = Date().addingTimeInterval(Double(timeout.components.seconds))
         condition.lock()
         defer { condition.unlock() }
         while answers == nil && !abandoned {
-            if !condition.wait(until: deadline) { break }
+            if !condition.wait(until: deadline) {
+                abandoned = true
+                break
+            }
         }
         defer { answers = nil }
         return abandoned ? nil : answers

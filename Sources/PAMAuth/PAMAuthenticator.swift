@@ -35,8 +35,16 @@ public final class PAMAuthenticator: Sendable {
 
     private struct State {
         var running = 0
+        /// Sign-ins in progress (on a thread or waiting for an answer) per client address.
+        var inProgress: [String: Int] = [:]
         var waiting: [String: (bridge: ConversationBridge, username: String, host: String?)] = [:]
     }
+
+    /// Sign-ins one client address may have in progress at once: half the threads. A stack that
+    /// asks a second question of anyone (a one-time code after a wrong password) lets a visitor
+    /// hold a thread for the prompt timeout, so one address must never be able to take them all;
+    /// half leaves room for an office behind one NAT address.
+    public var maxInProgressPerHost: Int { max(1, configuration.threads / 2) }
 
     public init(configuration: PAMConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -48,12 +56,13 @@ public final class PAMAuthenticator: Sendable {
     /// Starts a sign-in. The password is consumed (and wiped when no longer needed).
     public func authenticate(username: String, password: SecretBytes, remoteHost: String? = nil) async -> PAMOutcome {
         guard Self.isAcceptableUsername(username) else { return .failure(.authenticationFailed) }
+        // Counted at admission, released when the transaction ends: parallel requests from one
+        // address cannot all slip in before any of them is counted.
         let admitted = state.withLock { state -> Bool in
             guard state.running < configuration.threads else { return false }
-            // A stack that asks a second question of anyone (a one-time code after a wrong
-            // password) lets a visitor hold a thread for the prompt timeout: a few per address.
-            if let remoteHost, state.waiting.values.filter({ $0.host == remoteHost }).count >= Self.maxWaitingPerHost {
-                return false
+            if let remoteHost {
+                guard state.inProgress[remoteHost, default: 0] < maxInProgressPerHost else { return false }
+                state.inProgress[remoteHost, default: 0] += 1
             }
             state.running += 1
             return true
@@ -70,6 +79,10 @@ public final class PAMAuthenticator: Sendable {
             state.withLock {
                 $0.running -= 1
                 $0.waiting[conversationID] = nil
+                if let remoteHost {
+                    $0.inProgress[remoteHost, default: 1] -= 1
+                    if $0.inProgress[remoteHost] == 0 { $0.inProgress[remoteHost] = nil }
+                }
             }
             bridge.deliver(outcome)
         }
@@ -120,8 +133,6 @@ public final class PAMAuthenticator: Sendable {
         return outcome
     }
 
-    /// Sign-ins waiting for an answer from one client address at most.
-    static let maxWaitingPerHost = 4
 
     static func isAcceptableUsername(_ username: String) -> Bool {
         !username.isEmpty && username.utf8.count <= 256

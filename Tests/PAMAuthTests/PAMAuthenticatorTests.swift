@@ -147,7 +147,8 @@ final class PAMAuthenticatorTests: XCTestCase {
     func testOneAddressCannotHoldEveryThread() async throws {
         let pam = authenticator(service: Self.otpService, threads: 8)
         var waiting: [String] = []
-        for _ in 0..<PAMAuthenticator.maxWaitingPerHost {
+        XCTAssertEqual(pam.maxInProgressPerHost, 4)
+        for _ in 0..<pam.maxInProgressPerHost {
             guard case .challenge(let challenge) = await pam.authenticate(
                 username: "tt-otp", password: SecretBytes("Otp-Pass-1"), remoteHost: "203.0.113.5") else {
                 return XCTFail("expected an OTP prompt")
@@ -160,6 +161,46 @@ final class PAMAuthenticatorTests: XCTestCase {
         guard case .challenge(let other) = elsewhere else { return XCTFail("another address is not affected, got \(elsewhere)") }
         (waiting + [other.conversationID]).forEach(pam.cancel)
         await pam.shutdown()
+    }
+
+    func testParallelSignInsFromOneAddressAreCountedAtAdmission() async throws {
+        let pam = authenticator(service: Self.otpService, threads: 8)
+        let outcomes = await withTaskGroup(of: PAMOutcome.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    await pam.authenticate(username: "tt-otp", password: SecretBytes("Otp-Pass-1"), remoteHost: "203.0.113.6")
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        let challenges = outcomes.compactMap { outcome -> String? in
+            if case .challenge(let challenge) = outcome { return challenge.conversationID } else { return nil }
+        }
+        XCTAssertEqual(challenges.count, pam.maxInProgressPerHost, "\(outcomes)")
+        XCTAssertEqual(outcomes.filter { $0 == .failure(.busy) }.count, 8 - pam.maxInProgressPerHost)
+        challenges.forEach(pam.cancel)
+        await pam.shutdown()
+    }
+
+    func testAPromptTimeoutAbandonsTheWholeConversation() async throws {
+        let bridge = ConversationBridge()
+        let challenge = PAMChallenge(conversationID: "c", phase: .authentication, prompt: "Code: ", echo: true, messages: [])
+        let started = Date()
+        let first = await Task.detached { bridge.ask(challenge, timeout: .seconds(1)) }.value
+        XCTAssertNil(first)
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.9)
+        let shown = await bridge.nextOutcome(timeout: .seconds(1))
+        XCTAssertEqual(shown, .challenge(challenge), "the first prompt was shown")
+        // A module that asks again gets no answer, at once, and no second prompt is shown:
+        // a late answer cannot reach a question the person never saw.
+        bridge.provide([SecretBytes("123456")])
+        let again = Date()
+        let second = await Task.detached { bridge.ask(challenge, timeout: .seconds(30)) }.value
+        XCTAssertNil(second)
+        XCTAssertLessThan(Date().timeIntervalSince(again), 1)
+        bridge.deliver(.failure(.authenticationFailed))
+        let final = await bridge.nextOutcome(timeout: .seconds(1))
+        XCTAssertEqual(final, .failure(.authenticationFailed), "no stale challenge was left behind")
     }
 
     func testGroupsComeFromNSS() throws {

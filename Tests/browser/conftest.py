@@ -23,7 +23,6 @@ os.environ["SE_AVOID_STATS"] = "true"
 
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,7 @@ import pytest
 import sys
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from processes_and_browsers import ManagedProcess, free_ports, headless_chromium  # noqa: E402
+from secrets_at_rest import SecretsLedger  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 PORTAL_BIN = os.environ.get("PORTAL_BIN", str(REPO / ".build" / "debug" / "portal"))
@@ -76,68 +76,15 @@ class PortalInstance(ManagedProcess):
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             return False  # not listening yet, or the database is not ready yet
 
-    def files_at_rest(self) -> list[Path]:
-        """Every file that may hold data written by the portal: the log, the SQLite file and its
-        write-ahead log, shared-memory index and rollback journal (whichever exist)."""
-        files = [self.log_path]
-        if self.sqlite_path is not None:
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                candidate = Path(str(self.sqlite_path) + suffix)
-                if candidate.exists():
-                    files.append(candidate)
-        return files
-
-
-@dataclass
-class SecretsLedger:
-    """What the tests typed or saw that must never be stored or logged in plaintext."""
-
-    teletans: list[str] = field(default_factory=list)
-    passwords: set[str] = field(default_factory=set)
-    instances: list[PortalInstance] = field(default_factory=list)
-
-    def add_teletan(self, teletan: str) -> None:
-        self.teletans.append(teletan)
-
-    def add_password(self, password: str) -> None:
-        self.passwords.add(password)
-
-    def needles(self) -> dict[bytes, str]:
-        """Byte patterns to search for, each with a label that does not repeat the secret."""
-        found: dict[bytes, str] = {}
-        for index, teletan in enumerate(self.teletans):
-            for variant, how in ((teletan, "upper-case"), (teletan.lower(), "lower-case")):
-                found[variant.encode()] = f"teleTAN #{index + 1} ({how})"
-        for password in sorted(self.passwords):
-            found[password.encode()] = f"password of length {len(password)} starting {password[:2]!r}"
-        return found
-
-    def check_nothing_leaked(self) -> None:
-        problems = []
-        for instance in self.instances:
-            # The portal must have stopped, so the database is closed and the log complete.
-            assert not instance.is_running(), "secrets check ran while a portal was still running"
-            log = instance.log_path.read_bytes()
-            # Guard against a vacuous check: the log really holds the request log lines.
-            assert b"[Portal] request" in log and b"path=/signin" in log, \
-                f"{instance.log_path} has no request lines"
-            if instance.sqlite_path is not None:
-                assert instance.sqlite_path.stat().st_size > 0, f"{instance.sqlite_path} is empty"
-            for path in instance.files_at_rest():
-                content = path.read_bytes()
-                for needle, label in self.needles().items():
-                    if needle in content:
-                        problems.append(f"{label} found in {path}")
-        assert not problems, "secrets at rest or in logs:\n" + "\n".join(problems)
-
 
 @pytest.fixture(scope="session")
-def secrets_ledger():
+def secrets_ledger(tmp_path_factory):
     """Session-wide ledger. Every portal fixture depends on it, so pytest tears it down last:
-    its finaliser runs after all portals stopped and searches their files for the secrets."""
+    its finaliser runs after all portals stopped and searches their logs and databases (SQLite
+    files, or a dump of the PostgreSQL database) for the secrets."""
     ledger = SecretsLedger()
     yield ledger
-    ledger.check_nothing_leaked()
+    ledger.check_nothing_leaked(workdir=tmp_path_factory.mktemp("secrets-check"))
 
 
 @pytest.fixture(scope="session")
@@ -151,7 +98,7 @@ def portal(request, tmp_path_factory, secrets_ledger):
     pam_service = getattr(request, "param", DEFAULT_PAM_SERVICE)
     instance = PortalInstance(pam_service, tmp_path_factory.mktemp(f"portal-{pam_service}"))
     instance.start()
-    secrets_ledger.instances.append(instance)
+    secrets_ledger.watch(instance, instance.database, log_marker=b"[Portal] request")
     yield instance
     instance.stop()
     # The exit status is not asserted here: see test_sigterm_exits_cleanly.

@@ -197,10 +197,14 @@ def assert_already_shown(driver, teletan: str) -> None:
     assert present(driver, "already-shown") or restored_and_hidden, f"expected the already-shown page, got {title!r}"
 
 
-def teletans_issued_to(portal: PortalInstance, username: str) -> int | None:
-    """How many teleTANs the database holds for `username` (read-only; None unless SQLite)."""
+def teletans_issued_to(portal: PortalInstance, username: str) -> int:
+    """How many teleTANs the portal's database (SQLite or PostgreSQL) holds for `username`."""
     if portal.sqlite_path is None:
-        return None
+        result = subprocess.run(
+            ["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-v", f"user={username}", portal.database],
+            input="SELECT COUNT(*) FROM teletans WHERE requested_by = :'user'", capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, f"psql failed: {result.stderr}"
+        return int(result.stdout.strip())
     connection = sqlite3.connect(f"file:{portal.sqlite_path}?mode=ro", uri=True, timeout=10)
     try:
         return connection.execute("SELECT COUNT(*) FROM teletans WHERE requested_by = ?", (username,)).fetchone()[0]
@@ -319,8 +323,7 @@ def test_double_submit_shows_one_teleTAN(browser, portal, secrets_ledger, mode):
     assert path_of(browser) == "/teletan/result", browser.current_url
     assert len(browser.find_elements(By.ID, "teletan")) == 1
     teletan = read_teletan(browser, secrets_ledger)
-    if before is not None:
-        assert teletans_issued_to(portal, username) == before + 1, "not exactly one teleTAN issued"
+    assert teletans_issued_to(portal, username) == before + 1, "not exactly one teleTAN issued"
 
     browser.refresh()
     assert_already_shown(browser, teletan)

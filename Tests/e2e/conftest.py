@@ -34,8 +34,8 @@ os.environ["SE_AVOID_STATS"] = "true"
 
 import pytest
 
-from e2e_support import (headless_chromium, ApiClient, Portal, PortalKeyPair, ResponseLog,
-                         VerificationServer)
+from e2e_support import (headless_chromium, ApiClient, OFFICER, Portal, PortalKeyPair, ResponseLog,
+                         SecretsLedger, VerificationServer)
 
 
 @pytest.fixture(scope="session")
@@ -43,6 +43,36 @@ def response_log():
     """Every response the tests got from a verification server (checked against the OpenAPI
     document by test_e_openapi.py)."""
     return ResponseLog()
+
+
+@pytest.fixture(scope="session")
+def secrets_ledger(tmp_path_factory, response_log):
+    """Every server fixture depends on this, so pytest tears it down last: after every server and
+    portal stopped, their logs and databases (SQLite files, or a dump of the PostgreSQL database)
+    are searched for every teleTAN, registration token and TAN the tests received, and for the
+    officer's password."""
+    ledger = SecretsLedger()
+    ledger.add_password(OFFICER[1])
+    yield ledger
+    for response in response_log.responses:
+        if response.status not in (200, 201) or not response.body.startswith(b"{"):
+            continue
+        body = response.json()
+        if response.path.endswith("/tan/teletan"):
+            ledger.add_teletan(body["value"])
+        for key, kind in (("registrationToken", "registration token"), ("tan", "TAN")):
+            if isinstance(body.get(key), str):
+                ledger.add_secret(body[key], kind)
+    ledger.check_nothing_leaked(workdir=tmp_path_factory.mktemp("secrets-check"))
+
+
+def _watched(ledger: SecretsLedger, instance):
+    """Starts `instance` and has the ledger search what it writes."""
+    if isinstance(instance, VerificationServer):
+        ledger.watch(instance, instance.database, log_marker=b"verification server starting")
+    else:
+        ledger.watch(instance, instance.database, log_marker=b"[Portal] request")
+    return _start(instance)
 
 
 @pytest.fixture(autouse=True)
@@ -69,9 +99,9 @@ def _start(instance):
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory, portal_key):
+def server(tmp_path_factory, portal_key, secrets_ledger):
     """The verification server of the whole session."""
-    instance = _start(VerificationServer(tmp_path_factory.mktemp("server"), portal_key))
+    instance = _watched(secrets_ledger, VerificationServer(tmp_path_factory.mktemp("server"), portal_key))
     try:
         yield instance
     finally:
@@ -79,9 +109,9 @@ def server(tmp_path_factory, portal_key):
 
 
 @pytest.fixture(scope="session")
-def portal(tmp_path_factory, server, portal_key):
+def portal(tmp_path_factory, server, portal_key, secrets_ledger):
     """A portal that asks `server` for its teleTANs."""
-    instance = _start(Portal(tmp_path_factory.mktemp("portal"), server, portal_key))
+    instance = _watched(secrets_ledger, Portal(tmp_path_factory.mktemp("portal"), server, portal_key))
     try:
         yield instance
     finally:
@@ -94,13 +124,13 @@ def api(server, response_log) -> ApiClient:
 
 
 @pytest.fixture
-def own_stack(tmp_path, portal_key, response_log):
+def own_stack(tmp_path, portal_key, response_log, secrets_ledger):
     """A verification server and a portal of their own, for a test that stops the server.
     Yields (server, portal, api)."""
     _mkdirs(tmp_path)
-    server = _start(VerificationServer(tmp_path / "server", portal_key))
+    server = _watched(secrets_ledger, VerificationServer(tmp_path / "server", portal_key))
     try:
-        portal = _start(Portal(tmp_path / "portal", server, portal_key))
+        portal = _watched(secrets_ledger, Portal(tmp_path / "portal", server, portal_key))
         try:
             yield server, portal, ApiClient(server, response_log)
         finally:
@@ -111,14 +141,15 @@ def own_stack(tmp_path, portal_key, response_log):
 
 
 @pytest.fixture
-def limited_stack(tmp_path, portal_key, response_log):
+def limited_stack(tmp_path, portal_key, response_log, secrets_ledger):
     """A verification server with --teletans-per-hour 1 (always on a SQLite file of its own),
     and a portal that uses it. Yields (server, portal, api)."""
     _mkdirs(tmp_path)
-    server = _start(VerificationServer(tmp_path / "server", portal_key, teletans_per_hour=1,
-                                       database=f"sqlite:{tmp_path / 'server' / 'verification.sqlite'}"))
+    server = _watched(secrets_ledger, VerificationServer(
+        tmp_path / "server", portal_key, teletans_per_hour=1,
+        database=f"sqlite:{tmp_path / 'server' / 'verification.sqlite'}"))
     try:
-        portal = _start(Portal(tmp_path / "portal", server, portal_key))
+        portal = _watched(secrets_ledger, Portal(tmp_path / "portal", server, portal_key))
         try:
             yield server, portal, ApiClient(server, response_log)
         finally:

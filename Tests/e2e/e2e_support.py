@@ -38,6 +38,7 @@ import sys  # noqa: E402
 sys.path.insert(0, str(REPO / "Tests" / "support"))
 from processes_and_browsers import ManagedProcess, free_ports, retry_text_file_busy  # noqa: E402
 from processes_and_browsers import headless_chromium  # noqa: E402,F401  (for conftest.py)
+from secrets_at_rest import SecretsLedger  # noqa: E402,F401  (for conftest.py)
 PORTAL_BIN = os.environ.get("PORTAL_BIN") or str(REPO / ".build" / "debug" / "portal")
 VERIFICATION_BIN = os.environ.get("VERIFICATION_BIN") or str(REPO / ".build" / "debug" / "verification-server")
 # A PostgreSQL URL for the verification servers; unset: a SQLite file per server.
@@ -198,6 +199,7 @@ class Portal(ManagedProcess):
         self.key = key
         (self.port,) = free_ports(1)
         self.base_url = f"http://127.0.0.1:{self.port}"
+        self.database = f"sqlite:{self.workdir / 'portal.sqlite'}"
 
     def command(self) -> list[str]:
         tls = self.server.tls
@@ -209,7 +211,7 @@ class Portal(ManagedProcess):
         return [
             PORTAL_BIN, "serve",
             "--port", str(self.port),
-            "--database", f"sqlite:{self.workdir / 'portal.sqlite'}",
+            "--database", self.database,
             "--secret-file", str(self.workdir / "portal.secret"),
             "--pam-service", PAM_SERVICE,
             "--templates", str(REPO / "Templates"),
@@ -526,11 +528,14 @@ def last_document_status(driver) -> int | None:
     return status
 
 
-def read_teletan(driver) -> str:
+def read_teletan(driver, ledger: SecretsLedger) -> str:
+    """The teleTAN on the result page, recorded for the secrets check."""
     from selenium.webdriver.common.by import By
 
     assert path_of(driver) == "/teletan/result", f"issuing ended on {driver.current_url}"
-    return re.sub(r"\s+", "", driver.find_element(By.ID, "teletan").text)
+    teletan = re.sub(r"\s+", "", driver.find_element(By.ID, "teletan").text)
+    ledger.add_teletan(teletan)
+    return teletan
 
 
 def error_page(driver) -> tuple[str, str]:

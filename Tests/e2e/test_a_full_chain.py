@@ -18,11 +18,11 @@ def test_check_character_matches_published_vectors():
     assert not app_accepts("FE9A5MAK6D") and not app_accepts("FE9A5MAK0C") and not app_accepts("FE9A5MAK6")
 
 
-def test_officer_issued_teletan_goes_through_the_whole_chain(browser, portal, api):
+def test_officer_issued_teletan_goes_through_the_whole_chain(browser, portal, api, secrets_ledger):
     sign_in(browser, portal, *OFFICER)
     press_issue(browser, portal)
     assert last_document_status(browser) == 200
-    teletan = read_teletan(browser)
+    teletan = read_teletan(browser, secrets_ledger)
 
     # What the app checks before it contacts the server.
     assert TELETAN_PATTERN.fullmatch(teletan), f"{len(teletan)} characters outside the alphabet"

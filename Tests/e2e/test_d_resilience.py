@@ -13,11 +13,11 @@ PORTAL_TIMEOUT = 10.0  # the portal waits at most --verification-timeout (5 s) f
 ISSUE_INTERVAL = 1.2  # the portals run with --teletan-interval 1s
 
 
-def test_server_down_gives_503_and_coming_back_needs_no_portal_restart(own_stack, browser):
+def test_server_down_gives_503_and_coming_back_needs_no_portal_restart(own_stack, browser, secrets_ledger):
     server, portal, api = own_stack
     sign_in(browser, portal, *OFFICER)
     press_issue(browser, portal)
-    assert app_accepts(read_teletan(browser))
+    assert app_accepts(read_teletan(browser, secrets_ledger))
 
     server.stop_cleanly()
     time.sleep(ISSUE_INTERVAL)
@@ -33,18 +33,18 @@ def test_server_down_gives_503_and_coming_back_needs_no_portal_restart(own_stack
     time.sleep(ISSUE_INTERVAL)
     press_issue(browser, portal)
     assert last_document_status(browser) == 200
-    teletan = read_teletan(browser)
+    teletan = read_teletan(browser, secrets_ledger)
     assert app_accepts(teletan)
     # The restarted server knows it (same database and secret).
     redeemed = api.registration_token(teletan)
     assert redeemed.status == 201, redeemed.body
 
 
-def test_global_limit_of_the_server_gives_429_page(limited_stack, browser):
+def test_global_limit_of_the_server_gives_429_page(limited_stack, browser, secrets_ledger):
     server, portal, api = limited_stack
     sign_in(browser, portal, *OFFICER)
     press_issue(browser, portal)
-    assert app_accepts(read_teletan(browser))
+    assert app_accepts(read_teletan(browser, secrets_ledger))
 
     time.sleep(ISSUE_INTERVAL)
     press_issue(browser, portal)
