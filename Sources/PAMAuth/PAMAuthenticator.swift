@@ -100,6 +100,11 @@ public final class PAMAuthenticator: Sendable {
         return (waiting.username, await waitForOutcome(waiting.bridge, id: conversationID, username: waiting.username, host: waiting.host))
     }
 
+    /// The username a waiting sign-in was started for, nil if none waits under that id.
+    public func username(ofWaiting conversationID: String) -> String? {
+        state.withLock { $0.waiting[conversationID]?.username }
+    }
+
     /// Ends a waiting sign-in (the person went back to the start).
     public func cancel(_ conversationID: String) {
         state.withLock { $0.waiting.removeValue(forKey: conversationID) }?.bridge.abandon()
@@ -134,7 +139,7 @@ public final class PAMAuthenticator: Sendable {
     }
 
 
-    static func isAcceptableUsername(_ username: String) -> Bool {
+    public static func isAcceptableUsername(_ username: String) -> Bool {
         !username.isEmpty && username.utf8.count <= 256
             && !username.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }

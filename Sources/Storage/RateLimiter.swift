@@ -75,6 +75,18 @@ public struct RateLimiter: Sendable {
         return try await count(rule, key: key, at: now, on: db)
     }
 
+    /// Takes back the newest event counted for `key` (an attempt counted in advance that turned out
+    /// not to count). Never goes below zero.
+    public func unrecord(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws {
+        let oldest = Self.oldestSlot(rule, at: now)
+        try await sql(db).raw("""
+            UPDATE rate_slots SET hits = hits - 1
+            WHERE rule = \(bind: rule.name) AND bucket = \(bind: key) AND slot = (
+                SELECT MAX(slot) FROM rate_slots
+                WHERE rule = \(bind: rule.name) AND bucket = \(bind: key) AND slot >= \(bind: oldest) AND hits > 0)
+            """).run()
+    }
+
     /// Events counted for `key` within the rule's window ending at `now`.
     public func count(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws -> Int {
         try await slots(rule, key: key, at: now, on: db).reduce(0) { $0 + $1.hits }

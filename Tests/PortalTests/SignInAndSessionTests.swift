@@ -172,7 +172,10 @@ final class SignInAndSessionTests: XCTestCase {
 
             let throttle = SignInThrottle(failuresPerUser: 5, failuresPerAddress: 50, window: .seconds(900), lockout: .seconds(900))
             let db = portal.portal.database.database(logger: TestDatabases.testLogger)
-            for _ in 0..<5 {
+            // (The waiting conversation above is one attempt under way; four more fail elsewhere.)
+            for _ in 0..<4 {
+                let verdict = try await throttle.admit(username: "TT-OTP", address: "192.0.2.99", now: portal.clock.now, on: db)
+                XCTAssertEqual(verdict, .allowed)
                 try await throttle.recordFailure(username: "TT-OTP", address: "192.0.2.99", now: portal.clock.now, on: db)
             }
             // The same browser starts over (which ends its waiting conversation) with the right password.
@@ -182,6 +185,76 @@ final class SignInAndSessionTests: XCTestCase {
             XCTAssertTrue(locked.body.contains("Sign-in failed. Check your username and password, or try again later."))
             let lastReason = try await portal.auditActions("signin").last?.detailValues["reason"]
             XCTAssertEqual(lastReason, "throttled")
+        }
+    }
+
+    func testAttemptsUnderWayCountBeforePAMAnswers() async throws {
+        try await PortalHarness.run { portal in
+            let throttle = SignInThrottle(failuresPerUser: 5, failuresPerAddress: 50, window: .seconds(900), lockout: .seconds(900))
+            let db = portal.portal.database.database(logger: TestDatabases.testLogger)
+            let now = portal.clock.now
+            // Five parallel attempts are admitted before any has failed; a sixth is not.
+            for _ in 0..<5 {
+                let verdict = try await throttle.admit(username: "alice", address: "192.0.2.1", now: now, on: db)
+                XCTAssertEqual(verdict, .allowed)
+            }
+            let sixth = try await throttle.admit(username: "Alice", address: "192.0.2.2", now: now, on: db)
+            XCTAssertEqual(sixth, .userLocked)
+            // One ends without a verdict (PAM busy): its place is free again.
+            try await throttle.giveBack(username: "alice", now: now, on: db)
+            let retried = try await throttle.admit(username: "alice", address: "192.0.2.1", now: now, on: db)
+            XCTAssertEqual(retried, .allowed)
+            // They all fail: the name is locked, and stays locked after the counters reset.
+            for _ in 0..<5 {
+                try await throttle.recordFailure(username: "alice", address: "192.0.2.1", now: now, on: db)
+            }
+            let afterwards = try await throttle.admit(username: "alice", address: "192.0.2.1", now: now.addingTimeInterval(60), on: db)
+            XCTAssertEqual(afterwards, .userLocked)
+            // A sign-in resets the count of the typed and of the signed-in name.
+            for _ in 0..<4 {
+                _ = try await throttle.admit(username: "bob@example.org", address: "192.0.2.1", now: now, on: db)
+            }
+            try await throttle.recordSuccess(typed: "bob@example.org", signedIn: "bob", on: db)
+            for _ in 0..<5 {
+                let verdict = try await throttle.admit(username: "bob@example.org", address: "192.0.2.1", now: now, on: db)
+                XCTAssertEqual(verdict, .allowed)
+            }
+        }
+    }
+
+    func testTheNextStepOfAConversationIsRefusedOnceTheNameIsLocked() async throws {
+        try await PortalHarness.run(configure: { $0.pamService = "teletan-portal-otp-test" }) { portal in
+            let browser = portal.browser()
+            let asked = try await browser.signIn("tt-otp", "Otp-Pass-1")
+            XCTAssertTrue(asked.body.contains("action=\"/signin/continue\""))
+            XCTAssertEqual(portal.portal.pam.waitingConversations, 1)
+            // Meanwhile, failures elsewhere lock the name.
+            let throttle = SignInThrottle(failuresPerUser: 5, failuresPerAddress: 50, window: .seconds(900), lockout: .seconds(900))
+            let db = portal.portal.database.database(logger: TestDatabases.testLogger)
+            for _ in 0..<5 {
+                _ = try await throttle.admit(username: "tt-otp", address: "192.0.2.99", now: portal.clock.now, on: db)
+                try await throttle.recordFailure(username: "tt-otp", address: "192.0.2.99", now: portal.clock.now, on: db)
+            }
+            let step = try await browser.post("/signin/continue", ["csrf": asked.hidden("csrf")!, "answer": "123456"])
+            XCTAssertEqual(step.status, .unauthorized)
+            XCTAssertTrue(step.body.contains("Sign-in failed. Check your username and password, or try again later."))
+            let lastReason = try await portal.auditActions("signin").last?.detailValues["reason"]
+            XCTAssertEqual(lastReason, "throttled", "refused before the code reached PAM")
+            try await Task.sleep(for: .milliseconds(300))
+            XCTAssertEqual(portal.portal.pam.waitingConversations, 0, "the conversation was ended")
+        }
+    }
+
+    func testImpossibleUsernamesFailLikeWrongPasswords() async throws {
+        try await PortalHarness.run { portal in
+            for name in [String(repeating: "a", count: 5000), "tt-officer\u{7}", String(repeating: "ü", count: 200)] {
+                let page = try await portal.browser().signIn(name, "Officer-Pass-1")
+                XCTAssertEqual(page.status, .unauthorized, "\(name.count) characters")
+                XCTAssertTrue(page.body.contains("Sign-in failed. Check your username and password, or try again later."))
+            }
+            let audits = try await portal.auditActions("signin")
+            XCTAssertEqual(audits.count, 3)
+            XCTAssertTrue(audits.allSatisfy { ($0.actor?.utf8.count ?? 0) <= 1024 })
         }
     }
 

@@ -61,11 +61,17 @@ struct SignInController: Sendable {
         let password = SecretBytes(form.password)
         let username = form.username.trimmingCharacters(in: .whitespaces)
         let db = database.database(logger: context.logger)
+        // A name no account can have (empty, over 256 bytes, control characters) fails like a
+        // wrong password, before it reaches the throttle's tables or PAM.
+        guard PAMAuthenticator.isAcceptableUsername(username) else {
+            try await recordFailure(username: username, reason: "authentication_failed", attempt: .settled, context: context)
+            return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+        }
 
-        switch try await throttle.check(username: username, address: context.clientAddress, now: now(), on: db) {
+        switch try await throttle.admit(username: username, address: context.clientAddress, now: now(), on: db) {
         case .allowed: break
         case .userLocked, .addressLocked:
-            try await recordFailure(username: username, reason: "throttled", counts: false, context: context)
+            try await recordFailure(username: username, reason: "throttled", attempt: .settled, context: context)
             return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
         }
         if let previous = request.cookies[Self.conversationCookie]?.value { pam.cancel(previous) }
@@ -78,6 +84,18 @@ struct SignInController: Sendable {
         try requirePreSessionCSRF(form.csrf, request: request)
         guard let conversationID = request.cookies[Self.conversationCookie]?.value else {
             return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_step_expired")
+        }
+        // A lock that came into force while this conversation waited (failures elsewhere) also
+        // stops its next step: no more one-time codes for a locked name.
+        if let username = pam.username(ofWaiting: conversationID) {
+            let db = database.database(logger: context.logger)
+            if try await throttle.check(username: username, address: context.clientAddress, now: now(), on: db) != .allowed {
+                pam.cancel(conversationID)
+                try await recordFailure(username: username, reason: "throttled", attempt: .settled, context: context)
+                var response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+                response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
+                return response
+            }
         }
         let answers: [SecretBytes] = if let newPassword = form.new_password {
             [SecretBytes(newPassword), SecretBytes(form.new_password_repeat ?? "")]
@@ -107,7 +125,7 @@ struct SignInController: Sendable {
     private func handle(_ outcome: PAMOutcome, username: String, request: Request, context: PortalRequestContext) async throws -> Response {
         switch outcome {
         case .success(let pamUsername):
-            return try await completeSignIn(username: pamUsername, request: request, context: context)
+            return try await completeSignIn(username: pamUsername, typed: username, request: request, context: context)
         case .challenge(let challenge):
             var response = try stepPage(challenge, request: request, context: context)
             response.setCookie(Cookie(
@@ -118,17 +136,19 @@ struct SignInController: Sendable {
             var response: Response
             switch failure {
             case .authenticationFailed, .accountRefused:
-                try await recordFailure(username: username, reason: failure.auditReason, counts: true, context: context)
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: .failed, context: context)
                 response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
             case .passwordChangeFailed(let messages):
-                try await recordFailure(username: username, reason: failure.auditReason, counts: false, context: context)
+                // The password was right (only expired): no failure.
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
                 response = try signInPage(
                     request: request, context: context, status: .unauthorized, error: "password_change_failed", details: messages)
             case .conversationExpired:
-                try await recordFailure(username: username, reason: failure.auditReason, counts: false, context: context)
+                // An abandoned conversation keeps its attempt counted: it may have been a guess.
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: .settled, context: context)
                 response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_step_expired")
             case .busy, .timedOut, .systemError:
-                try await recordFailure(username: username, reason: failure.auditReason, counts: false, context: context)
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
                 response = try signInPage(request: request, context: context, status: .serviceUnavailable, error: "sign_in_unavailable")
             }
             response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
@@ -136,7 +156,7 @@ struct SignInController: Sendable {
         }
     }
 
-    private func completeSignIn(username: String, request: Request, context: PortalRequestContext) async throws -> Response {
+    private func completeSignIn(username: String, typed: String, request: Request, context: PortalRequestContext) async throws -> Response {
         let groups = try await pam.runBlocking { UnixGroups.names(of: username) }
         let roles = roleGroups.roles(forGroups: groups)
         let db = database.database(logger: context.logger)
@@ -145,7 +165,7 @@ struct SignInController: Sendable {
             // Signing in again ends the session this browser had: never two at once, never reused.
             if let previous = context.identity { try await sessions.end(sessionHash: previous.sessionHash, on: tx) }
             let (cookieValue, _) = try await sessions.create(username: username, roles: roles, now: time, on: tx)
-            try await throttle.recordSuccess(username: username, on: tx)
+            try await throttle.recordSuccess(typed: typed, signedIn: username, on: tx)
             try await audit.append(AuditEvent(
                 action: .signIn, outcome: .success, actor: username,
                 role: roles.sorted().map(\.rawValue).joined(separator: ","),
@@ -159,12 +179,24 @@ struct SignInController: Sendable {
         ])
     }
 
-    private func recordFailure(username: String, reason: String, counts: Bool, context: PortalRequestContext) async throws {
+    /// What a failed sign-in does to the attempt the throttle counted when it was admitted.
+    enum AttemptEnd {
+        /// A wrong password or code, or a refused account: a failure (may lock the name).
+        case failed
+        /// No verdict on the password (PAM busy or unreachable, expired password not changed).
+        case givenBack
+        /// Nothing to do: refused before admission, or already ended.
+        case settled
+    }
+
+    private func recordFailure(username: String, reason: String, attempt: AttemptEnd, context: PortalRequestContext) async throws {
         let db = database.database(logger: context.logger)
         let time = now()
         try await db.transaction { tx in
-            if counts {
-                try await throttle.recordFailure(username: username, address: context.clientAddress, now: time, on: tx)
+            switch attempt {
+            case .failed: try await throttle.recordFailure(username: username, address: context.clientAddress, now: time, on: tx)
+            case .givenBack: try await throttle.giveBack(username: username, now: time, on: tx)
+            case .settled: break
             }
             try await audit.append(AuditEvent(
                 action: .signIn, outcome: .failure, actor: String(username.prefix(256)),

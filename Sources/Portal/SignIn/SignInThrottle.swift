@@ -6,6 +6,12 @@ import Storage
 /// window, that username is refused for the lockout time without asking PAM. Failures from one
 /// address over all usernames have a much higher limit, so a spray over many usernames is
 /// stopped while one person's typos never lock out an office behind one NAT address.
+///
+/// A username's attempt is counted when it is admitted, before PAM is asked, not when PAM has
+/// answered: parallel attempts (PAM takes seconds to refuse a password) therefore see each other,
+/// and at most `failuresPerUser` can be under way or failed within the window, on all instances
+/// together. An attempt that ends without a verdict on the password (PAM busy or unreachable) is
+/// given back; a sign-in resets the count.
 struct SignInThrottle: Sendable {
     enum Verdict: Equatable {
         case allowed
@@ -25,6 +31,19 @@ struct SignInThrottle: Sendable {
         self.lockout = lockout
     }
 
+    /// Checks the locks and, if none applies, counts the attempt for the username. A username with
+    /// as many attempts under way or failed as it may have is refused like a locked one.
+    func admit(username: String, address: String?, now: Date, on db: any Database) async throws -> Verdict {
+        let verdict = try await check(username: username, address: address, now: now, on: db)
+        guard verdict == .allowed else { return verdict }
+        let key = Self.key(username)
+        if try await limiter.record(userRule, key: key, at: now, on: db) > userRule.limit {
+            try await limiter.unrecord(userRule, key: key, at: now, on: db)
+            return .userLocked
+        }
+        return .allowed
+    }
+
     func check(username: String, address: String?, now: Date, on db: any Database) async throws -> Verdict {
         if try await lockouts.lockedUntil(scope: "user", key: Self.key(username), now: now, on: db) != nil {
             return .userLocked
@@ -35,10 +54,11 @@ struct SignInThrottle: Sendable {
         return .allowed
     }
 
+    /// The admitted attempt failed (it was counted for the username at admission).
     func recordFailure(username: String, address: String?, now: Date, on db: any Database) async throws {
         let until = now.addingTimeInterval(lockout.seconds)
         let key = Self.key(username)
-        if try await limiter.record(userRule, key: key, at: now, on: db) >= userRule.limit {
+        if try await limiter.count(userRule, key: key, at: now, on: db) >= userRule.limit {
             try await lockouts.lock(scope: "user", key: key, until: until, on: db)
             try await limiter.reset(userRule, key: key, on: db)
         }
@@ -48,8 +68,17 @@ struct SignInThrottle: Sendable {
         }
     }
 
-    func recordSuccess(username: String, on db: any Database) async throws {
-        try await limiter.reset(userRule, key: Self.key(username), on: db)
+    /// The admitted attempt ended without a verdict on the password: it does not count.
+    func giveBack(username: String, now: Date, on db: any Database) async throws {
+        try await limiter.unrecord(userRule, key: Self.key(username), at: now, on: db)
+    }
+
+    /// Resets the count of the name typed and of the name PAM signed in (they may differ, e.g.
+    /// `alice@example.org` and `alice` with SSSD).
+    func recordSuccess(typed: String, signedIn: String, on db: any Database) async throws {
+        for key in Set([Self.key(typed), Self.key(signedIn)]) {
+            try await limiter.reset(userRule, key: key, on: db)
+        }
     }
 
     /// Usernames are compared case-insensitively: `Alice` and `alice` share one counter.
