@@ -70,6 +70,19 @@ for entry in "${states[@]}"; do
 done
 echo "Accounts ready: ${#passwords[@]}"
 
+# A group as large as a directory group can be (12,000 member names, ~180 KB in /etc/group), with
+# tt-hotline among them: NSS needs a bigger buffer than the first one for it (ERANGE, retried).
+# The other names need no accounts: /etc/group is read as it is.
+if ! getent group teletan-wide-test >/dev/null; then
+  groupadd teletan-wide-test
+fi
+wide_members=$(mktemp)
+{ seq -f 'tt-member-%05g' 1 12000 | paste -sd, - | tr -d '\n'; printf ',tt-hotline\n'; } >"$wide_members"
+awk -F: -v OFS=: -v file="$wide_members" 'BEGIN { getline members < file }
+  $1 == "teletan-wide-test" { $4 = members } { print }' /etc/group >/etc/group.teletan-new
+cat /etc/group.teletan-new >/etc/group   # rewrites in place: owner and mode stay
+rm -f /etc/group.teletan-new "$wide_members"
+
 # PAM service files.
 for f in teletan-portal teletan-portal-test teletan-portal-otp-test; do
   install -m 644 -o root -g root "$repo/docs/pam/$f" "/etc/pam.d/$f"

@@ -207,6 +207,9 @@ final class PAMAuthenticatorTests: XCTestCase {
         XCTAssertTrue(UnixGroups.names(of: "tt-officer").contains("teletan-officer"))
         XCTAssertFalse(UnixGroups.names(of: "tt-norole").contains("teletan-officer"))
         XCTAssertEqual(UnixGroups.names(of: "tt-nobody-at-all"), [])
+        // A group whose entry does not fit the first buffer (12,000 members, install-pam-stack.sh).
+        XCTAssertTrue(UnixGroups.names(of: "tt-hotline").contains("teletan-wide-test"))
+        XCTAssertTrue(UnixGroups.names(of: "tt-hotline").contains("teletan-hotline"))
     }
 }
 
