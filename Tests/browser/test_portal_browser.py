@@ -457,3 +457,38 @@ def test_bad_configuration_stops_with_one_line_naming_the_flag(tmp_path):
     assert result.returncode == 78
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "--port (PORTAL_PORT)" in lines[0], result.stderr
+
+
+def test_audit_verify_names_the_first_broken_link(portal, browser, secrets_ledger, tmp_path):
+    """On a copy of the portal's SQLite database, an entry changed behind the triggers' back
+    (as someone with file access could) makes `portal audit verify` fail, naming that entry."""
+    if portal.sqlite_path is None:
+        pytest.skip("tampers with a copy of the SQLite file; the PostgreSQL chain is checked by the Swift tests")
+    sign_in(browser, portal, secrets_ledger, *OFFICER)
+    sign_out(browser)
+    copy = tmp_path / "tampered.sqlite"
+    source = sqlite3.connect(f"file:{portal.sqlite_path}?mode=ro", uri=True, timeout=10)
+    target = sqlite3.connect(copy)
+    try:
+        source.backup(target)
+        entries = target.execute("SELECT COUNT(*) FROM audit_log").fetchone()[0]
+        assert entries >= 3, entries
+        victim = entries - 1
+        for (trigger,) in target.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit_log'").fetchall():
+            target.execute(f'DROP TRIGGER "{trigger}"')
+        changed = target.execute("UPDATE audit_log SET actor = 'mallory' WHERE seq = ?", (victim,)).rowcount
+        assert changed == 1
+        target.commit()
+    finally:
+        source.close()
+        target.close()
+    result = subprocess.run([PORTAL_BIN, "audit", "verify", "--database", f"sqlite:{copy}"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0, result.stdout
+    assert f"audit trail broken at entry {victim}:" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "Fatal error" not in result.stderr
+    # The untouched original still verifies.
+    intact = subprocess.run([PORTAL_BIN, "audit", "verify", "--database", portal.database],
+                            capture_output=True, text=True, timeout=60)
+    assert intact.returncode == 0, intact.stderr
+
