@@ -74,14 +74,19 @@ final class AuditAndStorageTests: XCTestCase {
     func testTableRefusesUpdatesAndDeletes() async throws {
         try await withDatabase { db in
             try await appendSample(2, on: db)
+            // The triggers' own message, not any error (a typo in the SQL would fail too).
             do {
                 try await sql(db).raw("UPDATE audit_log SET actor = 'mallory' WHERE seq = 1").run()
                 XCTFail("UPDATE must be refused")
-            } catch {}
+            } catch {
+                XCTAssertTrue(String(reflecting: error).contains("append-only"), String(reflecting: error))
+            }
             do {
                 try await sql(db).raw("DELETE FROM audit_log WHERE seq = 2").run()
                 XCTFail("DELETE must be refused")
-            } catch {}
+            } catch {
+                XCTAssertTrue(String(reflecting: error).contains("append-only"), String(reflecting: error))
+            }
             let report = try await AuditChainVerifier().verify(on: db)
             XCTAssertTrue(report.isIntact)
         }

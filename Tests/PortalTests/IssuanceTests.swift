@@ -167,7 +167,10 @@ final class IssuanceTests: XCTestCase {
     func testTeleTANIsHiddenAfterTheDisplayTime() async throws {
         try await PortalHarness.run { portal in
             let browser = try await portal.signedIn(.officer)
-            _ = try await browser.pressIssue()
+            let issued = try await browser.pressIssue()
+            XCTAssertEqual(issued.location, "/teletan/result")
+            let waiting = try await portal.count("SELECT COUNT(*) AS n FROM pending_displays")
+            XCTAssertEqual(waiting, 1, "a teleTAN waits to be shown")
             portal.clock.advance(seconds: 11 * 60)
             let late = try await browser.get("/teletan/result")
             XCTAssertTrue(late.body.contains("id=\"already-shown\""))

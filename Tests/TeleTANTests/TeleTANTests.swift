@@ -38,6 +38,8 @@ final class TeleTANTests: XCTestCase {
             values.insert(teleTAN.value)
         }
         XCTAssertEqual(seen, Set(TeleTAN.alphabet))
+        // The CWA alphabet itself: 31 characters, no 0, 1, I, L, O.
+        XCTAssertEqual(String(TeleTAN.alphabet), "23456789ABCDEFGHJKMNPQRSTUVWXYZ")
         XCTAssertEqual(values.count, 2000, "2000 draws from 31^9 values should not collide")
     }
 

@@ -137,7 +137,13 @@ final class VerificationServerTests: XCTestCase {
             let token = registration.json["registrationToken"] as? String ?? ""
             let tan = try await s.post(s.app, "/version/v1/tan", json: #"{"registrationToken":"\#(token)"}"#).json["tan"] as? String ?? ""
             let verified = try await s.post(s.internal, "/version/v1/tan/verify", json: #"{"tan":"\#(tan)"}"#)
+            XCTAssertEqual(verified.status, .ok)
             XCTAssertEqual(verified.headers[HTTPField.Name("X-CWA-TELETAN-TYPE")!], "EVENT")
+            // Two days and no longer.
+            let late = try await s.createTeleTAN(type: "EVENT", roles: ["c19hotline_event"])
+            s.clock.advance(seconds: 48 * 3600 + 60)
+            let expired = try await s.registrationToken(late.json["value"] as? String ?? "")
+            XCTAssertEqual(expired.status, .badRequest)
         }
     }
 
