@@ -70,6 +70,7 @@ let package = Package(
         .target(name: "Portal", dependencies: [
             "PAMAuth", "TeleTAN", "Storage", "Audit", "Verification", "ServiceAuth", "HTTPSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
             .product(name: "Mustache", package: "swift-mustache"),
@@ -83,6 +84,7 @@ let package = Package(
         .target(name: "VerificationServer", dependencies: [
             "Verification", "Storage", "Audit", "TeleTAN", "ServiceAuth", "HTTPSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -93,10 +95,13 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         // Option parsing and exit codes shared by the two executables.
-        // HTTP details both services share: 405 with `Allow` for a defined path's other methods.
+        // HTTP details both services share: 405 with `Allow` for a defined path's other methods,
+        // listener settings (idle timeout).
         .target(name: "HTTPSupport", dependencies: [
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .target(name: "CommandSupport", dependencies: [
             "Storage", "TeleTAN",

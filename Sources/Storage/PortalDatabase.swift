@@ -1,3 +1,4 @@
+import Foundation
 import FluentKit
 import FluentPostgresDriver
 import FluentSQLiteDriver
@@ -26,6 +27,12 @@ public final class PortalDatabase: Sendable {
         self.databases = Databases(threadPool: threadPool, on: eventLoopGroup)
         switch location {
         case .sqlite(let path):
+            // Owner-only, like the secret file: it holds usernames, addresses and the audit
+            // trail. SQLite gives its -wal and -shm files the same mode. (An existing file keeps
+            // the mode the operator gave it; if this fails, SQLite reports the problem itself.)
+            if !FileManager.default.fileExists(atPath: path) {
+                FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+            }
             databases.use(.sqlite(.file(path), sqlLogLevel: .trace), as: .sqlite)
         case .postgres(let url):
             let factory: DatabaseConfigurationFactory

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 
 /// The request rules of the CWA verification API, before any handler runs: bodies over 10,000
 /// bytes and chunked bodies are refused with 406, a body that is not JSON with 415; a forwarded
@@ -42,6 +43,8 @@ struct CWARequestMiddleware: RouterMiddleware {
             return Self.json(status: .badRequest, ["status": .int(400), "error": .string("malformed JSON")])
         } catch is NIOTooManyBytesError {
             return Self.json(status: .notAcceptable, ["status": .int(406), "error": .string("body too large")])
+        } catch is HTTPParserError {
+            return Self.json(status: .badRequest, ["status": .int(400), "error": .string("malformed request body")])
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
             return Self.json(status: .internalServerError, ["status": .int(500), "error": .string("internal error")])

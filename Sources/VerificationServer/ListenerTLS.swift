@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Hummingbird
+import HTTPSupport
 import HummingbirdCore
 import HummingbirdTLS
 import NIOCore
@@ -78,9 +79,9 @@ public struct ListenerTLS: Sendable {
             throw Failure(file: .privateKey, description: "the private key '\(privateKeyPath)' does not match the certificate '\(certificateChainPath)' or cannot be used")
         }
         guard requiresClientCertificate else {
-            return try .tls(.http1(), tlsConfiguration: tls)
+            return try .tls(.http1(configuration: HTTPServerDefaults.http1), tlsConfiguration: tls)
         }
-        return try .tls(.http1(), configuration: TLSChannelConfiguration(
+        return try .tls(.http1(configuration: HTTPServerDefaults.http1), configuration: TLSChannelConfiguration(
             tlsConfiguration: tls,
             customVerificationCallback: { _, promise in promise.succeed(.certificateVerified) }))
     }

@@ -85,11 +85,11 @@ public final class VerificationServerApp: Sendable {
 
     /// HTTP/1.1, over TLS when configured (certificate files are read here, at start-up).
     public func makeAppServer() throws -> HTTPServerBuilder {
-        try configuration.appTLS?.serverBuilder() ?? .http1()
+        try configuration.appTLS?.serverBuilder() ?? .http1(configuration: HTTPServerDefaults.http1)
     }
 
     public func makeInternalServer() throws -> HTTPServerBuilder {
-        try configuration.internalTLS?.serverBuilder() ?? .http1()
+        try configuration.internalTLS?.serverBuilder() ?? .http1(configuration: HTTPServerDefaults.http1)
     }
 
     /// Both listeners and the retention job, stopped together on SIGTERM or SIGINT.

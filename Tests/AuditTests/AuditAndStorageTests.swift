@@ -274,4 +274,15 @@ final class AuditAndStorageTests: XCTestCase {
                 || line.metadata.values.contains { $0.contains(again.teleTAN.value) } })
         }
     }
+
+    func testANewSQLiteFileIsOwnerOnly() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("perm-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("portal.sqlite").path
+        let database = try await PortalDatabase.openMigrated(location: .sqlite(path: path), migrations: migrations, logger: logger)
+        await database.shutdown()
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        XCTAssertEqual(mode, 0o600)
+    }
 }

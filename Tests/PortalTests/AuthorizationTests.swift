@@ -131,6 +131,22 @@ final class AuthorizationTests: XCTestCase {
         }
     }
 
+    func testStaticFilesRefuseNULAndIgnoreRange() async throws {
+        try await PortalHarness.run { portal in
+            let browser = portal.browser()
+            for path in ["/js/portal.js%00.html", "/css/portal.css%00"] {
+                let page = try await browser.get(path)
+                XCTAssertEqual(page.status, .badRequest, path)
+            }
+            let whole = try await browser.get("/css/portal.css")
+            for range in ["bytes=999999-", "bytes=-0", "bytes=-10", "bytes=0-3"] {
+                let page = try await browser.get("/css/portal.css", headers: [.range: range])
+                XCTAssertEqual(page.status, .ok, range)
+                XCTAssertEqual(page.body, whole.body, range)
+            }
+        }
+    }
+
     func testOriginMustNameThisHost() {
         XCTAssertTrue(OriginCheckMiddleware.origin("https://portal.example.org", matchesHost: "portal.example.org"))
         XCTAssertTrue(OriginCheckMiddleware.origin("http://Portal.Example.org:8443", matchesHost: "portal.example.org:8443"))
@@ -220,6 +236,14 @@ final class AuthorizationTests: XCTestCase {
             XCTAssertEqual(local.location, "/signin")
             let unknown = try await browser.get("/language/fr")
             XCTAssertEqual(unknown.status, .notFound)
+            // Browsers drop tabs and newlines from a URL: "/<TAB>/evil.example" is "//evil.example".
+            for trick in ["/%09/evil.example/", "/%0A/evil.example/", "/%0D%0A/evil.example/", "/%5C/evil.example/",
+                          "https://evil.example/", "/%E3%80%80/evil.example", "%2F%2Fevil.example"] {
+                let page = try await browser.get("/language/en?back=\(trick)")
+                XCTAssertEqual(page.location, "/", trick)
+            }
+            let withQuery = try await browser.get("/language/en?back=/signin%3Fexpired%3D1")
+            XCTAssertEqual(withQuery.location, "/signin?expired=1")
         }
     }
 

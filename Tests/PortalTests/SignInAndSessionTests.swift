@@ -245,6 +245,34 @@ final class SignInAndSessionTests: XCTestCase {
         }
     }
 
+    func testSignInPageShowsOnlyTheMessagesThatApply() async throws {
+        try await PortalHarness.run { portal in
+            let browser = portal.browser()
+            let plain = try await browser.get("/signin")
+            XCTAssertFalse(plain.body.contains("nil"), "an empty message must not print as nil")
+            XCTAssertFalse(plain.body.contains("id=\"signin-error\""))
+            XCTAssertFalse(plain.body.contains("class=\"notice\""))
+            let signedOut = try await browser.get("/signin?signedout=1")
+            XCTAssertTrue(signedOut.body.contains("class=\"notice\""))
+            XCTAssertFalse(signedOut.body.contains("id=\"signin-error\""))
+            XCTAssertFalse(signedOut.body.contains(">nil<"))
+            let failed = try await browser.signIn("tt-officer", "wrong")
+            XCTAssertTrue(failed.body.contains("id=\"signin-error\""))
+            XCTAssertFalse(failed.body.contains("class=\"notice\""))
+            XCTAssertFalse(failed.body.contains(">nil<"))
+        }
+    }
+
+    func testPasswordWithANulByteNeverReachesPAM() async throws {
+        try await PortalHarness.run { portal in
+            // PAM takes C strings: it would have compared only "Norole-Pass-1" and said yes.
+            let page = try await portal.browser().signIn("tt-norole", "Norole-Pass-1\u{0}junk")
+            XCTAssertEqual(page.status, .unauthorized)
+            let sessions = try await portal.count("SELECT COUNT(*) AS n FROM sessions")
+            XCTAssertEqual(sessions, 0)
+        }
+    }
+
     func testImpossibleUsernamesFailLikeWrongPasswords() async throws {
         try await PortalHarness.run { portal in
             for name in [String(repeating: "a", count: 5000), "tt-officer\u{7}", String(repeating: "ü", count: 200)] {

@@ -164,3 +164,34 @@ def test_unknown_tokens_and_tans_are_refused(api):
     assert api.tan("not-a-uuid").status == 400
     assert api.verify_tan(random_uuid()).status == 404
     assert api.verify_tan("not-a-uuid").status == 404
+
+
+def _raw_status(port: int, request: bytes) -> tuple[int, bytes]:
+    """Sends `request` as it is on a new connection; returns the status code and the response."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        sock.shutdown(socket.SHUT_WR)
+        response = b""
+        while chunk := sock.recv(65536):
+            response += chunk
+    return int(response.split(b" ", 2)[1]), response
+
+
+BAD_CHUNKS = b"Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n"
+CUT_SHORT = b"Content-Length: 100\r\n\r\nabcde"
+
+
+@pytest.mark.parametrize("body", [BAD_CHUNKS, CUT_SHORT], ids=["bad-chunk-size", "body-cut-short"])
+def test_malformed_bodies_are_client_errors_not_500(portal, server, body):
+    """A body the HTTP parser rejects is the client's fault: 400 from both services, and no
+    error line in either log."""
+    status, response = _raw_status(portal.port, b"POST /signin HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                   b"Content-Type: application/x-www-form-urlencoded\r\n" + body)
+    assert status == 400, response[:300]
+    status, response = _raw_status(server.port, f"POST {V1}/registrationToken HTTP/1.1\r\n".encode()
+                                   + b"Host: 127.0.0.1\r\nContent-Type: application/json\r\n" + body)
+    assert status in (400, 406), response[:300]  # chunked bodies are refused with 406 before parsing
+    for instance in (portal, server):
+        assert " error " not in instance.log_text(), instance.log_tail()

@@ -66,6 +66,7 @@ public final class PortalApp: Sendable {
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ErrorPageMiddleware(renderer: renderer))
+        router.add(middleware: StaticFileGuardMiddleware())
         router.add(middleware: FileMiddleware(configuration.publicDirectory, cacheControl: .init([(.text, [.maxAge(3600)])]), searchForIndexHtml: false, logger: logger))
         router.add(middleware: OriginCheckMiddleware())
         router.add(middleware: SessionMiddleware(database: database, sessions: sessions, csrf: csrf, audit: audit, now: now))
@@ -102,6 +103,7 @@ public final class PortalApp: Sendable {
     public func makeApplication() -> some ApplicationProtocol {
         Application(
             router: makeRouter(),
+            server: .http1(configuration: HTTPServerDefaults.http1),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: [makeCleanupService()],
             logger: logger)

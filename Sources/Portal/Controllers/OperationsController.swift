@@ -30,12 +30,18 @@ struct OperationsController: Sendable {
             throw HTTPError(.notFound)
         }
         let back = request.uri.queryParameters["back"].map(String.init) ?? "/"
-        // Only paths on this site: no open redirect.
-        let target = back.hasPrefix("/") && !back.hasPrefix("//") && !back.contains("\\") ? back : "/"
-        return PageRenderer.redirect(to: target, cookies: [
+        return PageRenderer.redirect(to: Self.localPath(back) ?? "/", cookies: [
             Cookie(name: Language.cookieName, value: language.rawValue, maxAge: 365 * 24 * 3600, path: "/",
                    secure: context.isHTTPS, httpOnly: true, sameSite: .lax),
         ])
+    }
+
+    /// `path` if it can only lead to a page of this site, else nil: it starts with one "/" and
+    /// holds only printable ASCII other than "\\" (browsers drop tabs and newlines from URLs, so
+    /// "/\t/evil.example" would become "//evil.example", another site).
+    static func localPath(_ path: String) -> String? {
+        let printable = path.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F && $0 != "\\" }
+        return printable && path.hasPrefix("/") && !path.hasPrefix("//") ? path : nil
     }
 
     static func plain(_ text: String, status: HTTPResponse.Status = .ok) -> Response {

@@ -62,8 +62,9 @@ struct SignInController: Sendable {
         let username = form.username.trimmingCharacters(in: .whitespaces)
         let db = database.database(logger: context.logger)
         // A name no account can have (empty, over 256 bytes, control characters) fails like a
-        // wrong password, before it reaches the throttle's tables or PAM.
-        guard PAMAuthenticator.isAcceptableUsername(username) else {
+        // wrong password, before it reaches the throttle's tables or PAM; so does a password with
+        // a NUL byte (PAM takes C strings: it would see only the part before the NUL).
+        guard PAMAuthenticator.isAcceptableUsername(username), !form.password.utf8.contains(0) else {
             try await recordFailure(username: username, reason: "authentication_failed", attempt: .settled, context: context)
             return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
         }
@@ -96,6 +97,16 @@ struct SignInController: Sendable {
                 response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
                 return response
             }
+        }
+        let typed = [form.answer, form.new_password, form.new_password_repeat].compactMap { $0 }
+        if typed.contains(where: { $0.utf8.contains(0) }) {
+            // PAM would see only the part before the NUL: the step fails, the conversation ends.
+            let username = pam.username(ofWaiting: conversationID) ?? ""
+            pam.cancel(conversationID)
+            try await recordFailure(username: username, reason: "authentication_failed", attempt: .settled, context: context)
+            var response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+            response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
+            return response
         }
         let answers: [SecretBytes] = if let newPassword = form.new_password {
             [SecretBytes(newPassword), SecretBytes(form.new_password_repeat ?? "")]
@@ -225,12 +236,12 @@ struct SignInController: Sendable {
     ) throws -> Response {
         let strings = context.language.strings
         let pre = preSession(request)
-        var response = try renderer.page("signin", status: status, context: context, values: [
-            "csrf": csrf.token(forPreSession: pre.value),
-            "notice": notice.flatMap { strings[$0] } as Any,
-            "error": error.flatMap { strings[$0] } as Any,
-            "details": details,
-        ])
+        var values: [String: Any] = ["csrf": csrf.token(forPreSession: pre.value), "details": details]
+        // Only keys with a value: Mustache treats an empty Optional boxed in Any as a value
+        // and would print "nil".
+        if let text = notice.flatMap({ strings[$0] }) { values["notice"] = text }
+        if let text = error.flatMap({ strings[$0] }) { values["error"] = text }
+        var response = try renderer.page("signin", status: status, context: context, values: values)
         if pre.isNew {
             response.setCookie(Cookie(
                 name: CSRF.preSessionCookie, value: pre.value, path: "/", secure: context.isHTTPS, httpOnly: true, sameSite: .strict))

@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// Errors the portal raises on purpose, with what the page should say.
 enum PortalError: Error {
@@ -36,6 +37,9 @@ struct ErrorPageMiddleware: RouterMiddleware {
             return try errorPage(.badRequest, context: context)
         } catch is NIOTooManyBytesError {
             return try errorPage(.contentTooLarge, context: context)
+        } catch is HTTPParserError {
+            // A malformed body (bad chunk framing, a body cut short): the client's fault.
+            return try errorPage(.badRequest, context: context)
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
             return try errorPage(.internalServerError, context: context)
