@@ -128,6 +128,8 @@ private func pamConversation(
     context: UnsafeMutableRawPointer?
 ) -> Int32 {
     guard count > 0, let messages, let responses, let context else { return PAM_CONV_ERR }
+    // On any failure PAM must find no responses (some modules read the pointer regardless).
+    responses.pointee = nil
     let transaction = Unmanaged<PAMTransaction>.fromOpaque(context).takeUnretainedValue()
     guard let replies = calloc(Int(count), MemoryLayout<pam_response>.stride)?
         .bindMemory(to: pam_response.self, capacity: Int(count))
