@@ -44,4 +44,4 @@ E2E_DATABASE="$e2e_url" E2E_INTERNAL_TLS=1 python3 -m pytest -q Tests/e2e
 
 echo "== schemathesis (property-based tests of both listeners against the OpenAPI document)"
 bash scripts/schemathesis.sh
-echo "test suites: 6 passed, 0 failed"
+echo "all test suites passed (Swift on SQLite and PostgreSQL, browser x2, end to end x2, schemathesis)"

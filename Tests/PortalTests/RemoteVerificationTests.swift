@@ -53,6 +53,25 @@ final class RemoteVerificationTests: XCTestCase {
         }
     }
 
+    func testNoTeleTANShownWhenThePortalCannotAuditIt() async throws {
+        try await withServer { port, signer in
+            let remote = RemoteVerificationService(baseURL: "http://127.0.0.1:\(port)", signer: signer)
+            try await PortalHarness.run(verification: remote) { portal in
+                let browser = try await portal.signedIn(.officer)
+                // The server creates the teleTAN; the portal's own audit entry then fails.
+                try await sql(portal.db).raw("DELETE FROM audit_head").run()
+                let posted = try await browser.pressIssue()
+                XCTAssertEqual(posted.status, .serviceUnavailable)
+                XCTAssertTrue(posted.body.contains("No teleTAN was issued."))
+                let result = try await browser.get("/teletan/result")
+                XCTAssertNil(result.teleTAN, "a teleTAN without its audit entry is never shown")
+                let waiting = try await portal.count("SELECT COUNT(*) AS n FROM pending_displays")
+                XCTAssertEqual(waiting, 0)
+            }
+            await remote.shutdown()
+        }
+    }
+
     func testServerLimitBecomesTheGlobalLimitPage() async throws {
         try await withServer(teleTANsPerHour: 1) { port, signer in
             let remote = RemoteVerificationService(baseURL: "http://127.0.0.1:\(port)", signer: signer)
