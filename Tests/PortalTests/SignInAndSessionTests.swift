@@ -298,6 +298,30 @@ final class SignInAndSessionTests: XCTestCase {
         }
     }
 
+    func testDefaultLimitsAndTheirWindow() async throws {
+        let defaults = PortalConfiguration()
+        XCTAssertEqual(defaults.signInFailuresPerUser, 5)
+        XCTAssertEqual(defaults.signInFailuresPerAddress, 50)
+        XCTAssertEqual(defaults.signInWindow, .seconds(15 * 60))
+        XCTAssertEqual(defaults.signInLockout, .seconds(15 * 60))
+        try await PortalHarness.run { portal in
+            // Failures older than the window do not count: 4 + 4 in two windows lock nothing.
+            for _ in 0..<4 { _ = try await portal.browser().signIn("tt-officer", "wrong") }
+            portal.clock.advance(seconds: 15 * 60 + 61)
+            for _ in 0..<4 { _ = try await portal.browser().signIn("tt-officer", "wrong") }
+            let stillOpen = try await portal.browser().signIn("tt-officer", "Officer-Pass-1")
+            XCTAssertEqual(stillOpen.status, .seeOther)
+            // 49 failures over many names from one address lock nothing; the 50th locks the address.
+            let sprayer = "203.0.113.50"
+            for index in 0..<49 { _ = try await portal.browser(address: sprayer).signIn("spray-\(index)", "guess") }
+            let before = try await portal.browser(address: sprayer).signIn("tt-hotline", "Hotline-Pass-1")
+            XCTAssertEqual(before.status, .seeOther, "49 failures do not lock the address")
+            _ = try await portal.browser(address: sprayer).signIn("spray-49", "guess")
+            let after = try await portal.browser(address: sprayer).signIn("tt-hotline", "Hotline-Pass-1")
+            XCTAssertEqual(after.status, .unauthorized, "the 50th failure locks the address")
+        }
+    }
+
     func testAddressThrottlingStopsASprayButNotOtherAddresses() async throws {
         try await PortalHarness.run(configure: { $0.signInFailuresPerAddress = 3 }) { portal in
             for name in ["spray-a", "spray-b", "spray-c"] {
