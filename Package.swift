@@ -94,7 +94,6 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        // Option parsing and exit codes shared by the two executables.
         // HTTP details both services share: 405 with `Allow` for a defined path's other methods,
         // listener settings (idle timeout).
         .target(name: "HTTPSupport", dependencies: [
@@ -103,6 +102,7 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
+        // Option parsing and exit codes shared by the two executables.
         .target(name: "CommandSupport", dependencies: [
             "Storage", "TeleTAN",
             .product(name: "FluentKit", package: "fluent-kit"),

@@ -40,11 +40,12 @@ public final class PAMAuthenticator: Sendable {
         var waiting: [String: (bridge: ConversationBridge, username: String, host: String?)] = [:]
     }
 
-    /// Sign-ins one client address may have in progress at once: half the threads. A stack that
-    /// asks a second question of anyone (a one-time code after a wrong password) lets a visitor
-    /// hold a thread for the prompt timeout, so one address must never be able to take them all;
-    /// half leaves room for an office behind one NAT address.
-    public var maxInProgressPerHost: Int { max(1, configuration.threads / 2) }
+    /// Sign-ins one client address may have in progress at once: a quarter of the threads (4 of
+    /// the default 16). A stack that asks a second question of anyone (a one-time code after a
+    /// wrong password) lets a visitor hold a thread for the prompt timeout, so one address must
+    /// never be able to take them all, nor two (IPv4 and IPv6 of one client); four at once still
+    /// leave room for an office behind one NAT address.
+    public var maxInProgressPerHost: Int { max(1, configuration.threads / 4) }
 
     public init(configuration: PAMConfiguration, logger: Logger) {
         self.configuration = configuration

@@ -81,7 +81,7 @@ public struct RateLimiter: Sendable {
         let oldest = Self.oldestSlot(rule, at: now)
         try await sql(db).raw("""
             UPDATE rate_slots SET hits = hits - 1
-            WHERE rule = \(bind: rule.name) AND bucket = \(bind: key) AND slot = (
+            WHERE rule = \(bind: rule.name) AND bucket = \(bind: key) AND hits > 0 AND slot = (
                 SELECT MAX(slot) FROM rate_slots
                 WHERE rule = \(bind: rule.name) AND bucket = \(bind: key) AND slot >= \(bind: oldest) AND hits > 0)
             """).run()

@@ -49,6 +49,7 @@ class SecretsLedger:
     needles: dict[bytes, str] = field(default_factory=dict)
     watched: list[Watched] = field(default_factory=list)
     teletan_count: int = 0
+    secret_counts: dict[str, int] = field(default_factory=dict)
 
     def add_teletan(self, teletan: str) -> None:
         """A teleTAN, searched as the 10 characters (both cases) and as the portal groups it."""
@@ -60,9 +61,9 @@ class SecretsLedger:
 
     def add_secret(self, value: str, kind: str) -> None:
         """A registration token or TAN (UUIDs; searched in both cases)."""
-        count = sum(1 for label in self.needles.values() if label.startswith(kind))
+        self.secret_counts[kind] = self.secret_counts.get(kind, 0) + 1
         for variant in {value, value.lower(), value.upper()}:
-            self.needles[variant.encode()] = f"{kind} #{count + 1}"
+            self.needles[variant.encode()] = f"{kind} #{self.secret_counts[kind]}"
 
     def add_password(self, password: str) -> None:
         self.needles[password.encode()] = f"password of length {len(password)} starting {password[:2]!r}"

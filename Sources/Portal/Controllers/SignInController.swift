@@ -210,7 +210,7 @@ struct SignInController: Sendable {
             case .settled: break
             }
             try await audit.append(AuditEvent(
-                action: .signIn, outcome: .failure, actor: String(username.prefix(256)),
+                action: .signIn, outcome: .failure, actor: Self.auditableName(username),
                 address: context.clientAddress, requestID: context.requestID, details: ["reason": reason]), at: time, on: tx)
         }
         metrics.signIn(outcome: reason)
@@ -278,5 +278,24 @@ extension PAMFailure {
         case .busy: "pam_busy"
         case .systemError(let code): "pam_error_\(code)"
         }
+    }
+}
+
+extension SignInController {
+    /// A typed name as the audit trail can hold it: control characters (NUL included, which
+    /// PostgreSQL refuses in text) become "?", and it is cut to 256 bytes of UTF-8 between two
+    /// Unicode scalars (counting characters is not enough: one character can carry thousands of
+    /// combining marks, and the column is indexed).
+    static func auditableName(_ typed: String) -> String {
+        var result = ""
+        var bytes = 0
+        for scalar in typed.unicodeScalars {
+            let clean: Unicode.Scalar = scalar.properties.generalCategory == .control ? "?" : scalar
+            let size = String(clean).utf8.count
+            if bytes + size > 256 { break }
+            result.unicodeScalars.append(clean)
+            bytes += size
+        }
+        return result
     }
 }
