@@ -55,6 +55,13 @@ final class AuthorizationTests: XCTestCase {
 
                 let signin = try await browser.get("/signin")
                 XCTAssertEqual(signin.status, signedIn ? .seeOther : .ok, label)
+                // Sign-in steps are open to everyone; without a waiting conversation there is nothing to continue.
+                let step = try await browser.post("/signin/continue", ["csrf": signin.hidden("csrf") ?? "x", "answer": "1"])
+                XCTAssertTrue([.unauthorized, .forbidden].contains(step.status), "\(label) POST /signin/continue: \(step.status)")
+                let wrongSignIn = try await browser.post("/signin", ["username": "tt-nobody", "password": "x", "csrf": signin.hidden("csrf") ?? "x"])
+                XCTAssertTrue([.unauthorized, .forbidden].contains(wrongSignIn.status), "\(label) POST /signin: \(wrongSignIn.status)")
+                let language = try await browser.get("/language/en")
+                XCTAssertEqual(language.location, "/", label)
                 for path in ["/health/live", "/health/ready", "/metrics", "/css/portal.css", "/js/portal.js"] {
                     let page = try await browser.get(path)
                     XCTAssertEqual(page.status, .ok, "\(label) \(path)")
@@ -67,6 +74,19 @@ final class AuthorizationTests: XCTestCase {
             }
             let denied = try await portal.auditActions("access.denied")
             XCTAssertEqual(Set(denied.compactMap(\.actor)), ["tt-event", "tt-admin", "tt-norole"])
+        }
+    }
+
+    /// The matrix above must grow with the router: a new route fails this test until it is added
+    /// there (and here).
+    func testTheRoleMatrixCoversEveryRoute() async throws {
+        try await PortalHarness.run { portal in
+            let routes = Set(portal.portal.makeRoutes().routes.map { "\($0.method.rawValue) \($0.path)" })
+            XCTAssertEqual(routes, [
+                "GET /", "POST /teletan", "GET /teletan/result", "POST /teletan/done",
+                "GET /signin", "POST /signin", "POST /signin/continue", "POST /signout",
+                "GET /health/live", "GET /health/ready", "GET /metrics", "GET /language/{code}",
+            ])
         }
     }
 

@@ -59,6 +59,13 @@ public final class PortalApp: Sendable {
     var audit: AuditLog { AuditLog() }
 
     public func makeRouter() -> Router<PortalRequestContext> {
+        let router = makeRoutes()
+        router.addMethodNotAllowedResponses(headWhereGet: true)
+        return router
+    }
+
+    /// The routes and their middleware, without the 405 answers (tests list the routes from it).
+    func makeRoutes() -> Router<PortalRequestContext> {
         // HEAD wherever GET is (health checks, link checkers); the two GET pages with effects
         // skip them on HEAD (see TeleTANController).
         let router = Router(context: PortalRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -89,7 +96,6 @@ public final class PortalApp: Sendable {
             nonces: nonces, displays: displays, renderer: renderer, displayTime: configuration.teleTANDisplayTime, now: now
         ).addRoutes(to: router)
         OperationsController(database: database, metrics: metrics).addRoutes(to: router)
-        router.addMethodNotAllowedResponses(headWhereGet: true)
         return router
     }
 
