@@ -48,10 +48,11 @@ final class PAMTransaction {
         guard status == PAM_SUCCESS else { return authenticationFailure(status) }
 
         // Never skip account management: an expired or locked account authenticates fine.
+        // Its messages (why the password must be changed) go with the first change prompt.
+        messages = []
         status = pam_acct_mgmt(handle, Int32(PAM_DISALLOW_NULL_AUTHTOK))
         if status == PAM_NEW_AUTHTOK_REQD {
             phase = .passwordChange
-            messages = []
             status = pam_chauthtok(handle, Int32(PAM_CHANGE_EXPIRED_AUTHTOK))
             guard status == PAM_SUCCESS else {
                 return status == PAM_CONV_ERR && passwordUsed ? .failure(.conversationExpired)

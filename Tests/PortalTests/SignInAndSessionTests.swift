@@ -351,6 +351,8 @@ final class SignInAndSessionTests: XCTestCase {
             let step = try await browser.signIn("tt-pwchange", "Change-Pass-1")
             XCTAssertEqual(step.status, .ok)
             XCTAssertTrue(step.body.contains("Change your password"))
+            // pam_unix's own reason, from account management, is shown with the form.
+            XCTAssertTrue(step.body.contains("You are required to change your password immediately"), step.body)
             XCTAssertNotNil(browser.cookies["portal_signin"])
             let newPassword = "Brand-New-Pass-\(Int.random(in: 1000...9999))"
             let done = try await browser.post("/signin/continue", [
