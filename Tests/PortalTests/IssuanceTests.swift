@@ -122,6 +122,12 @@ final class IssuanceTests: XCTestCase {
             XCTAssertNotNil(issued4)
             let third = try await browser.pressIssue()
             XCTAssertEqual(third.status, .tooManyRequests)
+            // The day is a rolling 24 h: the first issuance frees its place a day later.
+            let retry = try XCTUnwrap(third.headers[.retryAfter].flatMap(Int.init))
+            XCTAssertTrue((23 * 3600...24 * 3600 + 60).contains(retry), "Retry-After \(retry)")
+            let refused = try await portal.auditActions("teletan.issue").last
+            XCTAssertEqual(refused?.outcome, "refused")
+            XCTAssertEqual(refused?.detailValues["reason"], "rate_limit")
             let colleague = try await portal.signedIn(.hotline)
             let issued5 = try await colleague.issueTeleTAN()
             XCTAssertNotNil(issued5, "the limit is per user")

@@ -1,0 +1,43 @@
+"""(h) The defaults an operator gets without any flag, as `portal serve --help` states them: the
+values the issue asks for (sessions, sign-in throttling, teleTAN limits, display time)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+from e2e_support import PORTAL_BIN
+
+EXPECTED = {
+    "--host": "127.0.0.1",
+    "--port": "8080",
+    "--database": "sqlite:portal.sqlite",
+    "--pam-service": "teletan-portal",
+    "--idle-timeout": "15m",
+    "--session-lifetime": "8h",
+    "--signin-failures-per-user": "5",
+    "--signin-failures-per-address": "50",
+    "--signin-window": "15m",
+    "--signin-lockout": "15m",
+    "--teletan-interval": "30s",
+    "--teletans-per-user-per-day": "100",
+    "--teletans-per-hour": "1000",
+    "--teletan-display-time": "10m",
+    "--secret-file": "portal.secret",
+}
+
+
+def help_defaults() -> dict[str, str]:
+    text = subprocess.run([PORTAL_BIN, "serve", "--help"], capture_output=True, text=True, timeout=30, check=True).stdout
+    defaults = {}
+    # Each option's entry runs from its "--name <value>" line to the next option.
+    for match in re.finditer(r"^\s+(--[a-z-]+)(?: <[^>]+>)?(.*?)(?=^\s+--[a-z]|\Z)", text, re.S | re.M):
+        default = re.search(r"\(default:\s*([^)]*)\)", re.sub(r"\s+", " ", match.group(2)))
+        if default:
+            defaults[match.group(1)] = default.group(1).strip()
+    return defaults
+
+
+def test_serve_defaults_are_the_required_ones():
+    defaults = help_defaults()
+    assert {flag: defaults.get(flag) for flag in EXPECTED} == EXPECTED
