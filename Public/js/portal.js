@@ -9,6 +9,11 @@ document.addEventListener("DOMContentLoaded", function () {
       form.querySelectorAll("button[type=submit]").forEach(function (button) { button.disabled = true; });
     });
   });
+  // Back to a page with such a form may restore it from the back/forward cache: its button still
+  // disabled and its one-use form token already spent. Load it anew instead.
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted && document.querySelector("form[data-submit-once]")) { window.location.reload(); }
+  });
 
   var panel = document.getElementById("teletan-panel");
   if (!panel) { return; }
@@ -27,9 +32,16 @@ document.addEventListener("DOMContentLoaded", function () {
   var copy = document.getElementById("copy-teletan");
   if (copy && navigator.clipboard) {
     copy.hidden = false;
+    var label = copy.textContent;
+    var status = document.getElementById("copy-status");
     copy.addEventListener("click", function () {
       navigator.clipboard.writeText(teletan.textContent.replace(/\s+/g, "")).then(function () {
         copy.textContent = copy.dataset.copied;
+        if (status) { status.textContent = copy.dataset.copied; }
+        window.setTimeout(function () { copy.textContent = label; if (status) { status.textContent = ""; } }, 3000);
+      }, function () {
+        // Clipboard refused (permissions): the teleTAN is on screen to read out anyway.
+        if (status) { status.textContent = copy.dataset.failed || ""; }
       });
     });
   }

@@ -125,6 +125,7 @@ final class IssuanceTests: XCTestCase {
             // The day is a rolling 24 h: the first issuance frees its place a day later.
             let retry = try XCTUnwrap(third.headers[.retryAfter].flatMap(Int.init))
             XCTAssertTrue((23 * 3600...24 * 3600 + 60).contains(retry), "Retry-After \(retry)")
+            XCTAssertTrue(third.body.contains("Please try again in 24 hours."), "a wait of a day is not shown in seconds")
             let refused = try await portal.auditActions("teletan.issue").last
             XCTAssertEqual(refused?.outcome, "refused")
             XCTAssertEqual(refused?.detailValues["reason"], "rate_limit")
@@ -192,11 +193,12 @@ final class IssuanceTests: XCTestCase {
             let page = try await browser.get("/teletan/result")
             XCTAssertTrue(page.body.contains("Ihre teleTAN"))
             XCTAssertTrue(page.body.contains("<html lang=\"de\">"))
+            XCTAssertTrue(page.body.contains("nach 10 Minuten ausgeblendet"))
             let shown = try XCTUnwrap(page.teleTAN)
             if let letter = shown.first(where: \.isLetter), letter == "A" || letter == "B" {
                 XCTAssertTrue(page.body.contains(letter == "A" ? "Aachen" : "Berlin"))
             }
-            XCTAssertTrue(["zwo", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "Aachen", "Berlin", "Chemnitz",
+            XCTAssertTrue(["Zwo", "Drei", "Vier", "Fünf", "Sechs", "Sieben", "Acht", "Neun", "Aachen", "Berlin", "Chemnitz",
                            "Düsseldorf", "Essen", "Frankfurt", "Goslar", "Hamburg", "Jena", "Köln", "München", "Nürnberg",
                            "Potsdam", "Quickborn", "Rostock", "Salzwedel", "Tübingen", "Unna", "Völklingen", "Wuppertal",
                            "Xanten", "Ypsilon", "Zwickau"].contains { page.body.contains($0) })

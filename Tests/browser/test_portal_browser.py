@@ -33,8 +33,8 @@ OATH_USERS_FILE = Path("/etc/teletan-portal-test/users.oath")
 
 ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 TELETAN_PATTERN = re.compile(f"[{ALPHABET}]{{10}}")
-ENGLISH_DIGITS = {"2": "two", "3": "three", "4": "four", "5": "five", "6": "six", "7": "seven", "8": "eight",
-                  "9": "nine"}
+ENGLISH_DIGITS = {"2": "Two", "3": "Three", "4": "Four", "5": "Five", "6": "Six", "7": "Seven", "8": "Eight",
+                  "9": "Niner"}
 SIGN_IN_FAILED = "Sign-in failed. Check your username and password, or try again later."
 
 # The portal runs with --teletan-interval 1s (one teleTAN per second per user); the tests wait
@@ -492,3 +492,24 @@ def test_audit_verify_names_the_first_broken_link(portal, browser, secrets_ledge
                             capture_output=True, text=True, timeout=60)
     assert intact.returncode == 0, intact.stderr
 
+
+
+def test_back_to_the_start_page_gives_a_usable_form(portal, browser, secrets_ledger):
+    """Start page -> issue -> Back: the start page comes back with a working button and a fresh
+    one-use form token (a restored page would have a disabled button and a spent token)."""
+    username, password = OFFICER
+    sign_in(browser, portal, secrets_ledger, username, password)
+    used_nonce = browser.find_element(By.NAME, "nonce").get_attribute("value")
+    issue_teletan(browser, username)
+    read_teletan(browser, secrets_ledger)
+    mark_for_navigation(browser)
+    browser.back()
+    wait_for_new_document(browser)
+    WebDriverWait(browser, 10, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: path_of(d) == "/" and d.execute_script("return document.readyState === 'complete';")
+        and d.find_element(By.NAME, "nonce").get_attribute("value") != used_nonce)
+    assert browser.find_element(By.ID, "issue-teletan").is_enabled()
+    wait_issue_interval(username)
+    issue_teletan(browser, username)
+    assert read_teletan(browser, secrets_ledger)
+    sign_out(browser)

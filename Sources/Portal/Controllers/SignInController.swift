@@ -258,6 +258,8 @@ struct SignInController: Sendable {
                 "prompt": challenge.prompt.trimmingCharacters(in: .whitespaces),
                 "echo": challenge.echo,
                 "messages": challenge.messages,
+                // Switching language would leave the step and abandon the sign-in.
+                "hide_language_switch": true,
             ])
     }
 

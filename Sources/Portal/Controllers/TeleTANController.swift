@@ -83,7 +83,7 @@ struct TeleTANController: Sendable {
             "valid_until_iso": content.validUntil.formatted(.iso8601),
             "hide_after_seconds": remaining,
             "hidden_after_text": (context.language.strings["result_hidden_after"] ?? "")
-                .replacingOccurrences(of: "{minutes}", with: String(Int(displayTime.seconds / 60))),
+                .replacingOccurrences(of: "{duration}", with: DurationText.text(seconds: Int(displayTime.seconds.rounded(.up)), in: context.language)),
             // Switching language would leave the page, and the teleTAN is never shown again.
             "hide_language_switch": true,
         ], headers: [

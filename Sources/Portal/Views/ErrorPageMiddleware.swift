@@ -24,7 +24,7 @@ struct ErrorPageMiddleware: RouterMiddleware {
             switch error {
             case .tooManyRequests(let seconds, let global):
                 let text = (context.language.strings[global ? "error_429_global" : "error_429"] ?? "")
-                    .replacingOccurrences(of: "{seconds}", with: String(seconds))
+                    .replacingOccurrences(of: "{wait}", with: DurationText.text(seconds: seconds, in: context.language))
                 return try errorPage(.tooManyRequests, message: text, context: context, headers: [.retryAfter: String(seconds)])
             case .serviceUnavailable:
                 return try errorPage(.serviceUnavailable, context: context, headers: [.retryAfter: "30"])
