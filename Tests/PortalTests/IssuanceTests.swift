@@ -182,6 +182,15 @@ final class IssuanceTests: XCTestCase {
             let late = try await browser.get("/teletan/result")
             XCTAssertTrue(late.body.contains("id=\"already-shown\""))
             XCTAssertNil(late.teleTAN)
+            // A shown teleTAN leaves its page when the display time is over, even without
+            // JavaScript, and the start page then says why it is gone.
+            let again = try await browser.pressIssue()
+            XCTAssertEqual(again.status, .seeOther)
+            let shown = try await browser.get("/teletan/result")
+            XCTAssertNotNil(shown.teleTAN)
+            XCTAssertEqual(shown.headers[.refresh], "600;url=/?hidden=1")
+            let start = try await browser.get("/?hidden=1")
+            XCTAssertTrue(start.body.contains("id=\"teletan-was-hidden\""))
         }
     }
 

@@ -37,6 +37,7 @@ struct TeleTANController: Sendable {
             return try renderer.page("no-role", context: context)
         }
         var values: [String: Any] = [:]
+        if request.uri.queryParameters["hidden"] != nil { values["teletan_was_hidden"] = true }
         // A HEAD gets the page without its body: no form, so no one-use nonce is spent on it.
         if user.has(anyOf: Role.teleTANIssuers), request.method != .head {
             values["issue_nonce"] = try await nonces.make(
@@ -87,8 +88,9 @@ struct TeleTANController: Sendable {
             // Switching language would leave the page, and the teleTAN is never shown again.
             "hide_language_switch": true,
         ], headers: [
-            // Leaves the page when the display time is over, even without JavaScript.
-            .refresh: "\(remaining);url=/",
+            // Leaves the page when the display time is over, even without JavaScript; the start
+            // page then says why the teleTAN is gone.
+            .refresh: "\(remaining);url=/?hidden=1",
         ])
     }
 
