@@ -15,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/fluent-kit.git", from: "1.57.0"),
         .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.9.0"),
         .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
+        // Already in the build for FluentKit; named to recognise its connection-pool timeout.
+        .package(url: "https://github.com/vapor/async-kit.git", from: "1.22.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -44,6 +46,7 @@ let package = Package(
         // Database setup (SQLite or PostgreSQL) and database-backed primitives (rate windows).
         .target(name: "Storage", dependencies: [
             .product(name: "FluentKit", package: "fluent-kit"),
+            .product(name: "AsyncKit", package: "async-kit"),
             .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
             .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
             .product(name: "Logging", package: "swift-log"),
@@ -140,6 +143,7 @@ let package = Package(
         ]),
         .testTarget(name: "PortalTests", dependencies: [
             "Portal", "Audit", "Storage", "Verification", "TeleTAN", "TestSupport", "VerificationServer", "ServiceAuth",
+            .product(name: "AsyncKit", package: "async-kit"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),

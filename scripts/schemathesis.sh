@@ -56,7 +56,7 @@ token=$(PYTHONPATH=Tests/e2e python3 -c '
 import sys
 from pathlib import Path
 from e2e_support import PortalKeyPair
-print(PortalKeyPair(Path(sys.argv[1]), generate=False).token(["c19hotline", "c19hotline_event"], sub="schemathesis", lifetime=600))
+print(PortalKeyPair(Path(sys.argv[1]), generate=False).token(["c19hotline", "c19hotline_event"], sub="schemathesis", lifetime=300))
 ' "$work/keys")
 
 run_schemathesis() {  # listener-url tag [extra options...]
@@ -75,7 +75,7 @@ run_schemathesis "http://127.0.0.1:$port" app || status=1
 echo "== schemathesis: internal listener"
 run_schemathesis "http://127.0.0.1:$internal_port" internal -H "Authorization: Bearer $token" || status=1
 # Not vacuous: the token was accepted, so the handlers behind it ran.
-created=$(curl -sf "http://127.0.0.1:$port/metrics" | awk '/^verification_teletans_created_total/ { n += $2 } END { print n + 0 }')
+created=$(curl -sf "http://127.0.0.1:$internal_port/metrics" | awk '/^verification_teletans_created_total/ { n += $2 } END { print n + 0 }')
 echo "teleTANs created during the run: $created"
 if ((created == 0)); then
   echo "no teleTAN was created: the bearer token was not accepted" >&2

@@ -119,12 +119,24 @@ public struct PortalTokenVerifier: Sendable {
         trustedPortals = thumbprints
     }
 
+    /// Longest lifetime a token may claim (portals sign for 60 s), and how far a portal's clock
+    /// may run ahead of ours.
+    public static let maximumLifetime: TimeInterval = 300
+    public static let allowedClockSkew: TimeInterval = 60
+
     /// The portal (key thumbprint) and payload, or nil for an unsigned, wrongly signed, expired
-    /// or untrusted token.
-    public func verify(_ token: String) async -> Verified? {
+    /// or untrusted token, one whose header names another algorithm than ES256, one issued in
+    /// the future or valid for longer than ``maximumLifetime``, or one without a subject.
+    public func verify(_ token: String, now: Date = Date()) async -> Verified? {
         guard let header = try? DefaultJWTParser().parse(Array(token.utf8), as: PortalTokenPayload.self).header,
+              header.alg == "ES256",
               let kid = header.kid, trustedPortals.contains(kid),
               let payload = try? await keys.verify(token, as: PortalTokenPayload.self)
+        else { return nil }
+        let issued = payload.iat.value, expires = payload.exp.value
+        guard expires > now, issued <= now.addingTimeInterval(Self.allowedClockSkew),
+              expires.timeIntervalSince(issued) <= Self.maximumLifetime,
+              !payload.sub.value.trimmingCharacters(in: .whitespaces).isEmpty
         else { return nil }
         return Verified(portal: kid, payload: payload)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import AsyncKit
 import FluentKit
 import FluentPostgresDriver
 import FluentSQLiteDriver
@@ -101,6 +102,12 @@ public final class PortalDatabase: Sendable {
         let migrator = Migrator(databases: databases, migrations: all, logger: logger, on: eventLoopGroup.any(), migrationLogLevel: .debug)
         try await migrator.setupIfNeeded().get()
         try await migrator.revertAllBatches().get()
+    }
+
+    /// True for an error that means "too busy right now" rather than "broken": no pooled
+    /// connection became free in time. Callers answer 503 with `Retry-After` instead of 500.
+    public static func isOverloaded(_ error: any Error) -> Bool {
+        error is ConnectionPoolTimeoutError
     }
 
     /// True when a trivial query succeeds; for `/health/ready`.

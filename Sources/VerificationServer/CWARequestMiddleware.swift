@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Storage
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
@@ -28,7 +29,10 @@ struct CWARequestMiddleware: RouterMiddleware {
                 if length > Self.maxBodySize {
                     throw HTTPError(.notAcceptable, message: "body larger than \(Self.maxBodySize) bytes")
                 }
-                if length > 0, !(request.headers[.contentType]?.lowercased().hasPrefix("application/json") ?? false) {
+                // The media type itself, parameters (`; charset=utf-8`) aside: not a prefix match.
+                let mediaType = request.headers[.contentType]?.split(separator: ";").first?
+                    .trimmingCharacters(in: .whitespaces).lowercased()
+                if length > 0, mediaType != "application/json" {
                     throw HTTPError(.unsupportedMediaType, message: "expected application/json")
                 }
             }
@@ -45,6 +49,10 @@ struct CWARequestMiddleware: RouterMiddleware {
             return Self.json(status: .notAcceptable, ["status": .int(406), "error": .string("body too large")])
         } catch is HTTPParserError {
             return Self.json(status: .badRequest, ["status": .int(400), "error": .string("malformed request body")])
+        } catch where PortalDatabase.isOverloaded(error) {
+            context.logger.warning("database busy: request refused with 503")
+            return Self.json(status: .serviceUnavailable, ["status": .int(503), "error": .string("busy, try again shortly")],
+                             headers: [.retryAfter: "5"])
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
             return Self.json(status: .internalServerError, ["status": .int(500), "error": .string("internal error")])

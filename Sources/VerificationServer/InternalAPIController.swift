@@ -33,8 +33,9 @@ struct InternalAPIController: Sendable {
     }
 
     @Sendable func createTeleTAN(_ request: Request, context: ServerRequestContext) async throws -> Response {
-        guard let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer "),
-              let verified = await tokens.verify(String(authorization.dropFirst("Bearer ".count)))
+        // The scheme is case-insensitive (RFC 9110 §11.1).
+        guard let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer "),
+              let verified = await tokens.verify(String(authorization.dropFirst("Bearer ".count)), now: now())
         else {
             throw HTTPError(.unauthorized, message: "missing or invalid token")
         }

@@ -39,7 +39,7 @@ public final class VerificationServerApp: Sendable {
 
     var lifecycle: TeleTANLifecycle { TeleTANLifecycle(hasher: hasher, now: now) }
 
-    /// The app-facing listener: registration token, TAN, test result; health and metrics.
+    /// The app-facing listener: registration token, TAN, test result; health.
     public func makeAppRouter() -> Router<ServerRequestContext> {
         // HEAD wherever GET is: load balancers probe the health endpoints with either.
         let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -57,7 +57,6 @@ public final class VerificationServerApp: Sendable {
             return Response(status: ready ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(string: ready ? "ok\n" : "database unreachable\n")))
         }
-        router.get("/metrics") { [metrics] _, _ in metrics.render() }
         router.addMethodNotAllowedResponses(headWhereGet: true)
         return router
     }
@@ -79,6 +78,9 @@ public final class VerificationServerApp: Sendable {
                 logger: logger, now: now),
             lifecycle: lifecycle, tokens: tokens, audit: AuditLog(), hasher: hasher, metrics: metrics, now: now
         ).addRoutes(to: router)
+        // Here, not on the app-facing listener: counters that move only for real redemptions
+        // would let anyone on the internet tell an app's real requests from its dummies.
+        router.get("/metrics") { [metrics] _, _ in metrics.render() }
         router.addMethodNotAllowedResponses(headWhereGet: false)
         return router
     }

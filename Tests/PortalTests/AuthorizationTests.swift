@@ -1,3 +1,4 @@
+import AsyncKit
 import HTTPTypes
 import Storage
 import Foundation
@@ -209,6 +210,7 @@ final class AuthorizationTests: XCTestCase {
             router.get("/test/crash") { _, _ -> Response in throw Boom() }
             router.get("/test/unavailable") { _, _ -> Response in throw PortalError.serviceUnavailable }
             router.get("/test/limited") { _, _ -> Response in throw PortalError.tooManyRequests(retryAfterSeconds: 7, global: false) }
+            router.get("/test/busy") { _, _ -> Response in throw ConnectionPoolTimeoutError.connectionRequestTimeout }
         }) { portal in
             let english = portal.browser()
             let german = portal.browser()
@@ -218,6 +220,8 @@ final class AuthorizationTests: XCTestCase {
                 ("/test/crash", .internalServerError, "Something went wrong", "Etwas ist schiefgegangen"),
                 ("/test/unavailable", .serviceUnavailable, "Service unavailable", "Dienst nicht verfügbar"),
                 ("/test/limited", .tooManyRequests, "Please wait", "Bitte warten"),
+                // No database connection free in time: busy, not broken.
+                ("/test/busy", .serviceUnavailable, "Service unavailable", "Dienst nicht verfügbar"),
             ]
             for (path, status, en, de) in cases {
                 let pageEN = try await english.get(path)
@@ -227,6 +231,8 @@ final class AuthorizationTests: XCTestCase {
                 XCTAssertTrue(pageEN.body.contains(en), path)
                 XCTAssertTrue(pageDE.body.contains(de), path)
             }
+            let busy = try await english.get("/test/busy")
+            XCTAssertEqual(busy.headers[.retryAfter], "5")
             let form = try await english.get("/signin")
             let missingField = try await english.post("/signin", ["csrf": form.hidden("csrf")!])
             XCTAssertEqual(missingField.status, .badRequest)

@@ -228,6 +228,13 @@ final class VerificationServerTests: XCTestCase {
             XCTAssertEqual(probe.status, .ok)
             let unknown = try await s.app.executeRequest(uri: "/version/v1/nothing", method: .get, headers: [:], body: nil)
             XCTAssertEqual(unknown.status, .notFound)
+            // Metrics only on the internal listener: public counters would tell real requests from dummies.
+            _ = try await s.newTeleTAN()
+            let publicMetrics = try await s.app.executeRequest(uri: "/metrics", method: .get, headers: [:], body: nil)
+            XCTAssertEqual(publicMetrics.status, .notFound)
+            let internalMetrics = try await s.internal.executeRequest(uri: "/metrics", method: .get, headers: [:], body: nil)
+            XCTAssertEqual(internalMetrics.status, .ok)
+            XCTAssertTrue(String(buffer: internalMetrics.body).contains("verification_teletans_created_total"))
         }
     }
 
@@ -271,6 +278,49 @@ final class VerificationServerTests: XCTestCase {
             XCTAssertNotNil(locked.headers[.retryAfter])
             let other = try await s.registrationToken(teleTAN, address: "198.51.100.77")
             XCTAssertEqual(other.status, .created, "other addresses are not affected")
+        }
+    }
+
+    func testConcurrentGuessesCannotExceedTheLimit() async throws {
+        try await ServerUnderTest.run(configure: { $0.guessSlowdownAfter = 1000; $0.guessLockoutAfter = 10 }) { s in
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<60 {
+                    group.addTask { try await s.registrationToken(TeleTAN.random().value, address: "203.0.113.90").status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let lookedUp = statuses.filter { $0 == .badRequest }.count
+            // (How many get through depends on how the counting interleaves; a burst may well be
+            // refused entirely, which is the safe side.)
+            XCTAssertLessThanOrEqual(lookedUp, 10, "at most the limit of guesses reach the lookup: \(statuses)")
+            XCTAssertEqual(statuses.filter { $0 == .tooManyRequests }.count, 60 - lookedUp)
+            // A valid teleTAN does not count as a failure: after nine failures it still works.
+            let fresh = "203.0.113.91"
+            for _ in 0..<9 { _ = try await s.registrationToken(TeleTAN.random().value, address: fresh) }
+            let valid = try await s.registrationToken(try await s.newTeleTAN(), address: fresh)
+            XCTAssertEqual(valid.status, .created)
+            let tenth = try await s.registrationToken(TeleTAN.random().value, address: fresh)
+            XCTAssertEqual(tenth.status, .badRequest, "the valid one gave its attempt back")
+            let locked = try await s.registrationToken(TeleTAN.random().value, address: fresh)
+            XCTAssertEqual(locked.status, .tooManyRequests)
+        }
+    }
+
+    func testDummiesNeedOnlyWellFormedJSONAndAreRefusedLikeRealOnesWhenLocked() async throws {
+        try await ServerUnderTest.run(configure: { $0.guessSlowdownAfter = 1000; $0.guessLockoutAfter = 2 }) { s in
+            for path in ["/version/v1/registrationToken", "/version/v1/tan", "/version/v1/testresult"] {
+                for body in ["{}", #"{"registrationToken":123}"#, "[]"] {
+                    let reply = try await s.post(s.app, path, json: body, headers: [HTTPField.Name("cwa-fake")!: "1"])
+                    XCTAssertTrue([.created, .ok].contains(reply.status), "\(path) \(body): \(reply.status)")
+                }
+                let malformed = try await s.post(s.app, path, json: "{", headers: [HTTPField.Name("cwa-fake")!: "1"])
+                XCTAssertEqual(malformed.status, .badRequest)
+            }
+            for _ in 0..<2 { _ = try await s.registrationToken(TeleTAN.random().value, address: "203.0.113.92") }
+            let real = try await s.registrationToken(TeleTAN.random().value, address: "203.0.113.92")
+            let dummy = try await s.registrationToken(TeleTAN.random().value, fake: true, address: "203.0.113.92")
+            XCTAssertEqual(real.status, .tooManyRequests)
+            XCTAssertEqual(dummy.status, .tooManyRequests, "a dummy from a locked address looks like a real request")
         }
     }
 

@@ -116,10 +116,10 @@ class PortalKeyPair:
         return hashlib.sha256(pem.encode()).hexdigest()[:16]
 
     def token(self, roles: list[str], kid: str | None = "", sub: str = "e2e-client",
-              lifetime: int = 60, issued_at: int | None = None) -> str:
-        """An ES256 JWT with claims sub, roles, iat, exp. kid "" (default) means this key's own
-        thumbprint, None means no kid at all."""
-        header = {"alg": "ES256", "typ": "JWT"}
+              lifetime: int = 60, issued_at: int | None = None, alg: str | None = "ES256") -> str:
+        """A JWT signed with ES256, claims sub, roles, iat, exp. kid "" (default) means this key's
+        own thumbprint, None means no kid at all; `alg` is what the header claims (None: none)."""
+        header = {"typ": "JWT"} if alg is None else {"alg": alg, "typ": "JWT"}
         if kid is not None:
             header["kid"] = kid or self.thumbprint
         now = int(time.time()) if issued_at is None else issued_at

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 import pytest
 
@@ -80,7 +81,8 @@ def test_chunked_body_is_refused(api, listener, path):
     assert "chunked" in refused.json()["error"]  # refused for being chunked, not for its size
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "application/xml"])
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "application/xml",
+                                          "application/jsonfoo", "application/json-patch+json"])
 def test_wrong_content_type_is_refused(api, content_type):
     body = json.dumps({"key": "FE9A5MAK6C", "keyType": "TELETAN"}).encode()
     refused = api.post("app", f"{V1}/registrationToken", data=body, headers={"Content-Type": content_type})
@@ -118,6 +120,13 @@ def test_teletan_creation_with_untrusted_or_broken_tokens_is_unauthorized(api, p
         "trusted key, no kid": portal_key.token(["c19hotline"], kid=None),
         "trusted key, unknown kid": portal_key.token(["c19hotline"], kid="0123456789abcdef"),
         "trusted key, expired": portal_key.token(["c19hotline"], issued_at=0, lifetime=60),
+        # Correctly signed, but claiming what a portal token never does.
+        "header says ES384": portal_key.token(["c19hotline"], alg="ES384"),
+        "header says RS256": portal_key.token(["c19hotline"], alg="RS256"),
+        "header without alg": portal_key.token(["c19hotline"], alg=None),
+        "issued an hour ahead": portal_key.token(["c19hotline"], issued_at=int(time.time()) + 3600),
+        "valid for ten years": portal_key.token(["c19hotline"], lifetime=10 * 365 * 86400),
+        "empty subject": portal_key.token(["c19hotline"], sub=""),
         "not a JWT": "not-a-jwt",
     }
     valid = portal_key.token(["c19hotline"])
@@ -128,8 +137,13 @@ def test_teletan_creation_with_untrusted_or_broken_tokens_is_unauthorized(api, p
     for name, token in cases.items():
         refused = api.create_teletan(token)
         assert refused.status == 401, (name, refused.status, refused.body)
-    # The control case: the same construction with the trusted key and its thumbprint works.
+    # The control case: the same construction with the trusted key and its thumbprint works,
+    # also with the scheme in lower case (it is case-insensitive) and a small clock skew.
     assert api.create_teletan(valid).status == 201
+    lower = api.post("internal", f"{V1}/tan/teletan", headers={"Authorization": f"bearer {portal_key.token(['c19hotline'])}"})
+    assert lower.status == 201, lower.body
+    skewed = portal_key.token(["c19hotline"], issued_at=int(time.time()) + 30)
+    assert api.create_teletan(skewed).status == 201
 
 
 def test_event_teletan_needs_the_event_role(api, portal_key):

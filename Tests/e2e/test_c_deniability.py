@@ -88,3 +88,23 @@ def test_dummy_and_real_test_result_timing(api, capsys):
     # times longer or shorter than a real request, not differences of a millisecond.
     assert abs(real_median - fake_median) <= 0.5 * max(real_median, fake_median) + 0.002, \
         f"real {real_median * 1000:.2f} ms vs dummy {fake_median * 1000:.2f} ms"
+
+
+def test_dummy_and_real_redemption_timing(api, capsys):
+    """/registrationToken: a real redemption writes (and passes the guessing check); a dummy does
+    work of the same kind and amount, so the medians stay close."""
+    teletans = [api.new_teletan() for _ in range(20)]
+    real_times, fake_times = [], []
+    for teletan in teletans:
+        for fake, times in ((False, real_times), (True, fake_times)):
+            started = time.perf_counter()
+            response = api.registration_token(teletan, fake=fake)
+            times.append(time.perf_counter() - started)
+            assert response.status == 201, response.body
+    real_median, fake_median = statistics.median(real_times), statistics.median(fake_times)
+    with capsys.disabled():
+        print(f"\n/registrationToken over 20 requests each: median real {real_median * 1000:.2f} ms, "
+              f"median dummy {fake_median * 1000:.2f} ms")
+    assert abs(real_median - fake_median) <= 0.5 * max(real_median, fake_median) + 0.002, \
+        f"real {real_median * 1000:.2f} ms vs dummy {fake_median * 1000:.2f} ms"
+

@@ -256,7 +256,7 @@ def load_main(args) -> int:
     if len(teletans) < args.teletans:
         print(f"verification_load: warning: only {len(teletans)} of {args.teletans} teleTANs created", file=sys.stderr)
 
-    metrics_before = get_metrics(args.port, args.timeout)
+    metrics_before = get_metrics(args.internal_port, args.timeout)
     shares = [teletans[i::args.clients] for i in range(args.clients)]
     groups = [shares[i::args.processes] for i in range(args.processes)]
     ctx = mp.get_context("fork")  # the setup threads have all ended
@@ -305,7 +305,7 @@ def load_main(args) -> int:
         print("verification_load: a client process failed:\n" + failures[0], file=sys.stderr)
         return 2
     rss_end = rss_kib(args.server_pid) if args.server_pid else {}
-    metrics_after = get_metrics(args.port, args.timeout)
+    metrics_after = get_metrics(args.internal_port, args.timeout)
 
     window, cpu = measured["window"], measured["cpu"]
     cores = {k: cpu[k] / window for k in ("portal", "postgres", "client", "busy")}

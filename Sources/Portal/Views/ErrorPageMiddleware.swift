@@ -1,4 +1,5 @@
 import Hummingbird
+import Storage
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -40,6 +41,10 @@ struct ErrorPageMiddleware: RouterMiddleware {
         } catch is HTTPParserError {
             // A malformed body (bad chunk framing, a body cut short): the client's fault.
             return try errorPage(.badRequest, context: context)
+        } catch where PortalDatabase.isOverloaded(error) {
+            // Too busy for now (no database connection became free in time), not broken.
+            context.logger.warning("database busy: request refused with 503")
+            return try errorPage(.serviceUnavailable, context: context, headers: [.retryAfter: "5"])
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
             return try errorPage(.internalServerError, context: context)
