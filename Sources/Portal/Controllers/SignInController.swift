@@ -91,22 +91,15 @@ struct SignInController: Sendable {
         if let username = pam.username(ofWaiting: conversationID) {
             let db = database.database(logger: context.logger)
             if try await throttle.check(username: username, address: context.clientAddress, now: now(), on: db) != .allowed {
-                pam.cancel(conversationID)
-                try await recordFailure(username: username, reason: "throttled", attempt: .settled, context: context)
-                var response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
-                response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
-                return response
+                return try await endConversation(conversationID, username: username, reason: "throttled", request: request, context: context)
             }
         }
         let typed = [form.answer, form.new_password, form.new_password_repeat].compactMap { $0 }
         if typed.contains(where: { $0.utf8.contains(0) }) {
             // PAM would see only the part before the NUL: the step fails, the conversation ends.
-            let username = pam.username(ofWaiting: conversationID) ?? ""
-            pam.cancel(conversationID)
-            try await recordFailure(username: username, reason: "authentication_failed", attempt: .settled, context: context)
-            var response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
-            response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
-            return response
+            return try await endConversation(
+                conversationID, username: pam.username(ofWaiting: conversationID) ?? "", reason: "authentication_failed",
+                request: request, context: context)
         }
         let answers: [SecretBytes] = if let newPassword = form.new_password {
             [SecretBytes(newPassword), SecretBytes(form.new_password_repeat ?? "")]
@@ -115,6 +108,17 @@ struct SignInController: Sendable {
         }
         let (username, outcome) = await pam.answer(conversationID, with: answers)
         return try await handle(outcome, username: username, request: request, context: context)
+    }
+
+    /// Ends a waiting conversation without answering it, with the generic failure page.
+    private func endConversation(
+        _ conversationID: String, username: String, reason: String, request: Request, context: PortalRequestContext
+    ) async throws -> Response {
+        pam.cancel(conversationID)
+        try await recordFailure(username: username, reason: reason, attempt: .settled, context: context)
+        var response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+        response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
+        return response
     }
 
     @Sendable func signOut(_ request: Request, context: PortalRequestContext) async throws -> Response {
