@@ -160,6 +160,12 @@ final class AuthorizationTests: XCTestCase {
                 XCTAssertEqual(page.status, .badRequest, path)
             }
             let whole = try await browser.get("/css/portal.css")
+            // Pages name the files with a digest of their content, so a deploy reaches cached browsers.
+            let page = try await browser.get("/signin")
+            let versioned = try XCTUnwrap(page.body.firstMatch(of: /href="(\/css\/portal\.css\?v=[0-9a-f]{12})"/)?.output.1)
+            let fetched = try await browser.get(String(versioned))
+            XCTAssertEqual(fetched.body, whole.body)
+            XCTAssertTrue(page.body.contains("/js/portal.js?v="))
             for range in ["bytes=999999-", "bytes=-0", "bytes=-10", "bytes=0-3"] {
                 let page = try await browser.get("/css/portal.css", headers: [.range: range])
                 XCTAssertEqual(page.status, .ok, range)

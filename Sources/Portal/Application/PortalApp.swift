@@ -40,7 +40,8 @@ public final class PortalApp: Sendable {
         self.now = now
         serverSecret = try SecretFile.loadOrCreate(at: configuration.secretFile)
         hasher = KeyedHasher(key: serverSecret)
-        renderer = PageRenderer(library: try await MustacheLibrary(directory: configuration.templatesDirectory))
+        renderer = PageRenderer(
+            library: try await MustacheLibrary(directory: configuration.templatesDirectory), publicDirectory: configuration.publicDirectory)
         database = try await PortalDatabase.openMigrated(
             location: configuration.database, poolSize: configuration.databasePoolSize, migrations: Self.migrations, logger: logger)
         self.verification = verification ?? EmbeddedVerificationService(

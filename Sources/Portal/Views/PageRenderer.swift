@@ -1,11 +1,25 @@
+import Crypto
 import Foundation
 import Hummingbird
 import Mustache
+import TeleTAN
 
 /// Renders Mustache templates from `Templates/` into HTML responses, adding what every page
 /// needs: the strings of the request's language, the signed-in user and its CSRF token.
 struct PageRenderer: Sendable {
     let library: MustacheLibrary
+    /// Part of the stylesheet's and script's URLs: a digest of their content, so a browser that
+    /// cached them (they are served with `max-age=3600`) fetches the new files after a deploy.
+    let assetVersion: String
+
+    init(library: MustacheLibrary, publicDirectory: String) {
+        self.library = library
+        var digest = SHA256()
+        for file in ["css/portal.css", "js/portal.js"] {
+            digest.update(data: FileManager.default.contents(atPath: (publicDirectory as NSString).appendingPathComponent(file)) ?? Data())
+        }
+        assetVersion = KeyedHasher.hex(digest.finalize().prefix(6))
+    }
 
     struct TemplateMissing: Error { let name: String }
 
@@ -25,6 +39,7 @@ struct PageRenderer: Sendable {
         data["lang"] = context.language.rawValue
         data["other_lang"] = context.language.other.rawValue
         data["request_id"] = context.requestID
+        data["asset_version"] = assetVersion
         if data["title"] == nil {
             data["title"] = Self.titleKeys[template].flatMap { strings[$0] } ?? strings["app_name"]
         }
