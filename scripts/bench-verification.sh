@@ -63,7 +63,7 @@ note "starting $VERIFICATION_BIN ($build) on 127.0.0.1:$port (app) and :$interna
 start_server "the verification server" "$tmp/server.log" "http://127.0.0.1:$port/health/ready" \
   "$server" serve --database "$db_url" --secret-file "$tmp/secret" \
   --trusted-portal-key "$tmp/keys/portal-key.pub.pem" --host 127.0.0.1 --port "$port" \
-  --internal-host 127.0.0.1 --internal-port "$internal_port" --teletans-per-hour 100000000 \
+  --internal-host 127.0.0.1 --internal-port "$internal_port" --teletans-per-hour 100000000 --trust-proxy \
   --log-level warning || die "the verification server exited during start-up"
 checkpoint
 

@@ -2,20 +2,25 @@ import FluentKit
 import Foundation
 import Hummingbird
 import Storage
+import Synchronization
 
 /// Slows down, then refuses, an address that keeps presenting invalid teleTANs to
-/// `/registrationToken`. Counts live in the database (shared by instances); other addresses are
-/// not affected.
+/// `/registrationToken`. Failures and locks live in the database (shared by instances); other
+/// addresses are not affected.
 ///
-/// An attempt is counted when it is admitted, before its teleTAN is looked up, and given back if
-/// the teleTAN was valid: concurrent guesses from one address see each other, so at most
-/// `lockoutAfter` can be under way or failed (a burst of 1,000 parallel guesses got 411 lookups
-/// when failures were only counted afterwards).
+/// Lookups under way are counted too, per instance and in memory (a concurrency guard, like the
+/// PAM pool's per-address cap, that costs no statement on the hot path): an address may have
+/// failures + lookups under way up to the limit, so concurrent guesses see each other. At most
+/// `lockoutAfter` guesses can then fail per instance before the lock (a burst of 1,000 parallel
+/// guesses got 411 lookups when only failures were counted). A valid teleTAN never counts as a
+/// failure, and a burst of valid redemptions from one address (a carrier NAT) is at worst told
+/// to retry in a second, never locked.
 struct GuessingProtection: Sendable {
     let slowdownAfter: Int
     let rule: RateRule
     let lockout: Duration
     let now: @Sendable () -> Date
+    private let underWay = LookupsUnderWay()
     private let limiter = RateLimiter()
     private let lockouts = Lockouts()
 
@@ -26,23 +31,20 @@ struct GuessingProtection: Sendable {
         self.now = now
     }
 
-    /// Refuses a locked address with 429, counts this attempt, and delays an address with many
-    /// recent failures. After it, exactly one of ``recordSuccess(address:on:)`` and
-    /// ``recordFailure(address:on:)`` must follow.
+    /// Refuses a locked address with 429, delays an address with many recent failures, and
+    /// counts this lookup as under way. After it, exactly one of ``recordSuccess(address:on:)``
+    /// and ``recordFailure(address:on:)`` must follow.
     func admit(address: String, on db: any Database) async throws {
-        try await checkAndDelay(address: address, on: db)
-        let time = now()
-        if try await limiter.record(rule, key: address, at: time, on: db) > rule.limit {
-            // As many guesses under way or failed as an address may have: this one is refused,
-            // and so is the address, as after the last allowed failure.
-            try await limiter.unrecord(rule, key: address, at: time, on: db)
-            try await lockouts.lock(scope: "registration", key: address, until: time.addingTimeInterval(lockout.seconds), on: db)
-            throw Self.refusal(retryAfter: lockout.seconds)
+        let failures = try await checkAndDelay(address: address, on: db)
+        guard underWay.enter(address, whileBelow: rule.limit - failures) else {
+            // As many lookups under way as could still fail before the lock: wait for them.
+            throw Self.refusal(retryAfter: 1)
         }
     }
 
     /// The lock check and the delay alone, counting nothing: what a dummy request does, so that
-    /// it takes as long as a real one from the same address (and is refused like one).
+    /// it takes as long as a real one from the same address (and is refused like one). Returns
+    /// the address's recent failures.
     @discardableResult
     func checkAndDelay(address: String, on db: any Database) async throws -> Int {
         let time = now()
@@ -61,17 +63,39 @@ struct GuessingProtection: Sendable {
                   message: "too many invalid teleTANs from this address")
     }
 
-    /// The admitted teleTAN was valid: its attempt is given back.
-    func recordSuccess(address: String, on db: any Database) async throws {
-        try await limiter.unrecord(rule, key: address, at: now(), on: db)
+    /// The admitted lookup found a valid teleTAN (or failed without a verdict).
+    func recordSuccess(address: String) {
+        underWay.leave(address)
     }
 
-    /// The admitted teleTAN was invalid (already counted at admission); locks at the limit.
+    /// The admitted lookup found no valid teleTAN: a failure; locks the address at the limit.
     func recordFailure(address: String, on db: any Database) async throws {
+        defer { underWay.leave(address) }
         let time = now()
-        if try await limiter.count(rule, key: address, at: time, on: db) >= rule.limit {
+        if try await limiter.record(rule, key: address, at: time, on: db) >= rule.limit {
             try await lockouts.lock(scope: "registration", key: address, until: time.addingTimeInterval(lockout.seconds), on: db)
             try await limiter.reset(rule, key: address, on: db)
+        }
+    }
+}
+
+/// Lookups under way per address, in this process.
+final class LookupsUnderWay: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+
+    /// Counts one more lookup for `address` if fewer than `limit` are under way.
+    func enter(_ address: String, whileBelow limit: Int) -> Bool {
+        counts.withLock { counts in
+            guard counts[address, default: 0] < limit else { return false }
+            counts[address, default: 0] += 1
+            return true
+        }
+    }
+
+    func leave(_ address: String) {
+        counts.withLock { counts in
+            counts[address, default: 1] -= 1
+            if counts[address] ?? 0 <= 0 { counts[address] = nil }
         }
     }
 }

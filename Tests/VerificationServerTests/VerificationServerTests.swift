@@ -306,6 +306,27 @@ final class VerificationServerTests: XCTestCase {
         }
     }
 
+    func testABurstOfValidRedemptionsFromOneAddressIsNeverLocked() async throws {
+        try await ServerUnderTest.run(configure: { $0.guessSlowdownAfter = 1000; $0.guessLockoutAfter = 5 }) { s in
+            var teleTANs: [String] = []
+            for _ in 0..<30 { teleTANs.append(try await s.newTeleTAN()) }
+            let nat = "203.0.113.93"  // many app users behind one carrier NAT address
+            let replies = try await withThrowingTaskGroup(of: ServerUnderTest.Reply.self) { group in
+                for teleTAN in teleTANs {
+                    group.addTask { try await s.registrationToken(teleTAN, address: nat) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            // Some may be asked to retry in a second while lookups are under way; none fails.
+            for reply in replies where reply.status != .created {
+                XCTAssertEqual(reply.status, .tooManyRequests)
+                XCTAssertEqual(reply.headers[.retryAfter], "1")
+            }
+            let later = try await s.registrationToken(try await s.newTeleTAN(), address: nat)
+            XCTAssertEqual(later.status, .created, "valid redemptions never lock an address")
+        }
+    }
+
     func testDummiesNeedOnlyWellFormedJSONAndAreRefusedLikeRealOnesWhenLocked() async throws {
         try await ServerUnderTest.run(configure: { $0.guessSlowdownAfter = 1000; $0.guessLockoutAfter = 2 }) { s in
             for path in ["/version/v1/registrationToken", "/version/v1/tan", "/version/v1/testresult"] {

@@ -160,8 +160,11 @@ class Stats:
         return {k: (dict(v) if isinstance(v, Counter) else v) for k, v in self.__dict__.items()}
 
 
-def run_client(teletans: list[str], args, stats: Stats, t_measure: float, t_end: float) -> None:
+def run_client(teletans: list[str], args, stats: Stats, t_measure: float, t_end: float, client: int) -> None:
     app = CountingConnection(args.port, args.timeout)
+    # Each simulated app comes from its own address, as behind the load balancer in production
+    # (the server runs with --trust-proxy): the guessing protection counts per address.
+    forwarded = {"X-Forwarded-For": f"10.{(client >> 16) & 255}.{(client >> 8) & 255}.{client & 255}"}
     internal = CountingConnection(args.internal_port, args.timeout)
     inside = lambda: t_measure <= time.monotonic() <= t_end  # noqa: E731
     it = iter(teletans)
@@ -172,13 +175,13 @@ def run_client(teletans: list[str], args, stats: Stats, t_measure: float, t_end:
             break
         try:
             t0 = time.perf_counter()
-            status, body = post(app, "/version/v1/registrationToken", {"key": teletan, "keyType": "TELETAN"})
+            status, body = post(app, "/version/v1/registrationToken", {"key": teletan, "keyType": "TELETAN"}, forwarded)
             t1 = time.perf_counter()
             stats.requests += inside()
             if status != 201:
                 raise Unexpected(f"POST /registrationToken {status}")
             token = json.loads(body)["registrationToken"]
-            status, body = post(app, "/version/v1/tan", {"registrationToken": token})
+            status, body = post(app, "/version/v1/tan", {"registrationToken": token}, forwarded)
             t2 = time.perf_counter()
             stats.requests += inside()
             if status != 201:
@@ -213,8 +216,8 @@ def worker(index: int, shares: list[list[str]], args, go_conn, result_queue) -> 
         if message is None:
             return
         t_measure, t_end = message
-        threads = [threading.Thread(target=run_client, args=(share, args, s, t_measure, t_end))
-                   for share, s in zip(shares, stats)]
+        threads = [threading.Thread(target=run_client, args=(share, args, s, t_measure, t_end, index * 10_000 + n))
+                   for n, (share, s) in enumerate(zip(shares, stats))]
         for t in threads:
             t.start()
         for t in threads:
