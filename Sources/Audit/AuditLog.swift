@@ -28,7 +28,7 @@ public struct AuditLog: Sendable {
         entry.requestID = event.requestID
         entry.subject = event.subject
         entry.details = AuditChain.encodeDetails(event.details)
-        if sql(db).dialect.name == "postgresql", let parts = AuditChain.canonicalParts(of: entry) {
+        if isPostgreSQL(db), let parts = AuditChain.canonicalParts(of: entry) {
             return try await appendInOneStatement(entry, parts: parts, on: db)
         }
         let head = try await lockHead(on: db)
@@ -75,7 +75,7 @@ public struct AuditLog: Sendable {
     /// time on its single connection.)
     private func lockHead(on db: any Database) async throws -> (seq: Int64, hash: String) {
         struct Row: Decodable { let seq: Int64; let hash: String }
-        let lock = sql(db).dialect.name == "postgresql" ? " FOR UPDATE" : ""
+        let lock = isPostgreSQL(db) ? " FOR UPDATE" : ""
         guard let row = try await sql(db).raw("SELECT seq, hash FROM audit_head WHERE id = 1\(unsafeRaw: lock)")
             .first(decoding: Row.self)
         else {

@@ -33,7 +33,7 @@ public struct CreateAuditLog: AsyncMigration {
             .create()
         try await AuditHead(seq: 0, hash: AuditChain.genesisHash).create(on: database)
 
-        if db.dialect.name == "postgresql" {
+        if isPostgreSQL(database) {
             try await db.raw("""
                 CREATE OR REPLACE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN RAISE EXCEPTION 'audit_log is append-only'; END $$
@@ -59,7 +59,7 @@ public struct CreateAuditLog: AsyncMigration {
     public func revert(on database: any Database) async throws {
         try await database.schema(AuditHead.schema).delete()
         try await database.schema(AuditEntry.schema).delete()
-        if sql(database).dialect.name == "postgresql" {
+        if isPostgreSQL(database) {
             try await sql(database).raw("DROP FUNCTION IF EXISTS audit_log_append_only()").run()
         }
     }

@@ -160,3 +160,15 @@ public struct RateLimiter: Sendable {
 public func sql(_ db: any Database) -> any SQLDatabase {
     db as! any SQLDatabase
 }
+
+/// Whether `db` is PostgreSQL (else SQLite): for the few statements written for one of them.
+public func isPostgreSQL(_ db: any Database) -> Bool {
+    sql(db).dialect.name == "postgresql"
+}
+
+extension Duration {
+    /// The duration in seconds, fractions included.
+    public var seconds: TimeInterval {
+        TimeInterval(components.seconds) + TimeInterval(components.attoseconds) / 1e18
+    }
+}

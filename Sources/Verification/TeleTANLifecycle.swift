@@ -37,7 +37,7 @@ public struct TeleTANLifecycle: Sendable {
         let tokenHash = hasher.hash(token, for: .registrationToken)
         // A conditional UPDATE redeems at most once, even for concurrent requests; the token row
         // is written in the same transaction, so a redeemed teleTAN always has its token.
-        if isPostgres(db) {
+        if isPostgreSQL(db) {
             // One statement, one round trip: the hot path of the app-facing API.
             struct Row: Decodable { let teletan_type: String }
             let row = try await sql(db).raw("""
@@ -75,7 +75,7 @@ public struct TeleTANLifecycle: Sendable {
         let validUntil = time.addingTimeInterval(Self.tanValidity)
         struct Row: Decodable { let teletan_type: String }
         let issued: Bool
-        if isPostgres(db) {
+        if isPostgreSQL(db) {
             issued = try await sql(db).raw("""
                 WITH issued AS (
                     UPDATE registration_tokens SET tan_issued = \(bind: true)
@@ -102,10 +102,6 @@ public struct TeleTANLifecycle: Sendable {
             throw exists ? Refusal.tanAlreadyIssued : Refusal.unknownRegistrationToken
         }
         return tan
-    }
-
-    private func isPostgres(_ db: any Database) -> Bool {
-        sql(db).dialect.name == "postgresql"
     }
 
     /// The session creation time of a registration token; teleTAN sessions are always positive.
@@ -138,7 +134,7 @@ public struct TeleTANLifecycle: Sendable {
     public func purgeExpired(on db: any Database) async throws -> Bool {
         let cutoff = now().addingTimeInterval(-Self.retention)
         return try await db.transaction { tx in
-            if isPostgres(tx) {
+            if isPostgreSQL(tx) {
                 struct Lock: Decodable { let locked: Bool }
                 let lock = try await sql(tx).raw("SELECT pg_try_advisory_xact_lock(727273) AS locked").first(decoding: Lock.self)
                 guard lock?.locked == true else { return false }

@@ -63,10 +63,10 @@ struct AppAPIController: Sendable {
             throw HTTPError(.badRequest, message: "invalid, unknown, expired or already redeemed teleTAN")
         } catch {
             // No verdict on the teleTAN (the database failed): the attempt does not count.
-            guessing.recordSuccess(address: address)
+            guessing.endLookup(address: address)
             throw error
         }
-        guessing.recordSuccess(address: address)
+        guessing.endLookup(address: address)
         metrics.count("verification_registration_tokens_total")
         return PaddedResponse.registrationToken(token)
     }

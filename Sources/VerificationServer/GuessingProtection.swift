@@ -32,7 +32,7 @@ struct GuessingProtection: Sendable {
     }
 
     /// Refuses a locked address with 429, delays an address with many recent failures, and
-    /// counts this lookup as under way. After it, exactly one of ``recordSuccess(address:on:)``
+    /// counts this lookup as under way. After it, exactly one of ``endLookup(address:)``
     /// and ``recordFailure(address:on:)`` must follow.
     func admit(address: String, on db: any Database) async throws {
         let failures = try await checkAndDelay(address: address, on: db)
@@ -63,8 +63,8 @@ struct GuessingProtection: Sendable {
                   message: "too many invalid teleTANs from this address")
     }
 
-    /// The admitted lookup found a valid teleTAN (or failed without a verdict).
-    func recordSuccess(address: String) {
+    /// The admitted lookup found a valid teleTAN, or ended without a verdict: no failure.
+    func endLookup(address: String) {
         underWay.leave(address)
     }
 
@@ -97,11 +97,5 @@ final class LookupsUnderWay: Sendable {
             counts[address, default: 1] -= 1
             if counts[address] ?? 0 <= 0 { counts[address] = nil }
         }
-    }
-}
-
-extension Duration {
-    var seconds: TimeInterval {
-        TimeInterval(components.seconds) + TimeInterval(components.attoseconds) / 1e18
     }
 }

@@ -45,8 +45,7 @@ public final class RemoteVerificationService: VerificationService {
         http.headers.add(name: "Content-Length", value: "0")
         let response: HTTPClientResponse
         do {
-            let (seconds, attoseconds) = timeout.components
-            response = try await client.execute(http, timeout: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+            response = try await client.execute(http, timeout: TimeAmount(timeout))
         } catch {
             throw VerificationServiceError.unavailable(reason: "unreachable")
         }

@@ -80,8 +80,3 @@ struct SessionStore: Sendable {
     }
 }
 
-extension Duration {
-    var seconds: TimeInterval {
-        TimeInterval(components.seconds) + TimeInterval(components.attoseconds) / 1e18
-    }
-}
