@@ -276,6 +276,9 @@ final class AuditAndStorageTests: XCTestCase {
     }
 
     func testANewSQLiteFileIsOwnerOnly() async throws {
+        // Under a permissive umask, as a service may run: the mode must come from us, not from it.
+        let previous = umask(0o022)
+        defer { umask(previous) }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("perm-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

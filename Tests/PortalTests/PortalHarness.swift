@@ -132,6 +132,8 @@ final class Browser: @unchecked Sendable {
     let address: String
     var cookies: [String: String] = [:]
     var extraHeaders = HTTPFields()
+    /// "METHOD /path?query" of every request this browser sent.
+    var requested: [String] = []
 
     init(client: any TestClientProtocol, address: String) {
         self.client = client
@@ -156,6 +158,7 @@ final class Browser: @unchecked Sendable {
         if !cookies.isEmpty {
             all[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
         }
+        requested.append("\(method.rawValue) \(path)")
         let response = try await client.executeRequest(uri: path, method: method, headers: all, body: body)
         for header in response.headers[values: .setCookie] {
             let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1)

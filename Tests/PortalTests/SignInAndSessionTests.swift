@@ -170,7 +170,7 @@ final class SignInAndSessionTests: XCTestCase {
             let forged = try await browser.post("/signin/continue", ["csrf": "forged", "answer": "000000"])
             XCTAssertEqual(forged.status, .forbidden)
 
-            let throttle = SignInThrottle(failuresPerUser: 5, failuresPerAddress: 50, window: .seconds(900), lockout: .seconds(900))
+            let throttle = portal.portal.throttle
             let db = portal.portal.database.database(logger: TestDatabases.testLogger)
             // (The waiting conversation above is one attempt under way; four more fail elsewhere.)
             for _ in 0..<4 {
@@ -190,7 +190,7 @@ final class SignInAndSessionTests: XCTestCase {
 
     func testAttemptsUnderWayCountBeforePAMAnswers() async throws {
         try await PortalHarness.run { portal in
-            let throttle = SignInThrottle(failuresPerUser: 5, failuresPerAddress: 50, window: .seconds(900), lockout: .seconds(900))
+            let throttle = portal.portal.throttle
             let db = portal.portal.database.database(logger: TestDatabases.testLogger)
             let now = portal.clock.now
             // Five parallel attempts are admitted before any has failed; a sixth is not.
@@ -229,7 +229,7 @@ final class SignInAndSessionTests: XCTestCase {
             XCTAssertTrue(asked.body.contains("action=\"/signin/continue\""))
             XCTAssertEqual(portal.portal.pam.waitingConversations, 1)
             // Meanwhile, failures elsewhere lock the name.
-            let throttle = SignInThrottle(failuresPerUser: 5, failuresPerAddress: 50, window: .seconds(900), lockout: .seconds(900))
+            let throttle = portal.portal.throttle
             let db = portal.portal.database.database(logger: TestDatabases.testLogger)
             for _ in 0..<5 {
                 _ = try await throttle.admit(username: "tt-otp", address: "192.0.2.99", now: portal.clock.now, on: db)

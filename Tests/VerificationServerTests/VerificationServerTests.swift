@@ -311,16 +311,19 @@ final class VerificationServerTests: XCTestCase {
             var teleTANs: [String] = []
             for _ in 0..<30 { teleTANs.append(try await s.newTeleTAN()) }
             let nat = "203.0.113.93"  // many app users behind one carrier NAT address
-            let replies = try await withThrowingTaskGroup(of: ServerUnderTest.Reply.self) { group in
+            let replies = try await withThrowingTaskGroup(of: (String, ServerUnderTest.Reply).self) { group in
                 for teleTAN in teleTANs {
-                    group.addTask { try await s.registrationToken(teleTAN, address: nat) }
+                    group.addTask { (teleTAN, try await s.registrationToken(teleTAN, address: nat)) }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            // Some may be asked to retry in a second while lookups are under way; none fails.
-            for reply in replies where reply.status != .created {
+            // Some may be asked to retry in a second while lookups are under way; none fails, and
+            // a retry as asked redeems the teleTAN.
+            for (teleTAN, reply) in replies where reply.status != .created {
                 XCTAssertEqual(reply.status, .tooManyRequests)
                 XCTAssertEqual(reply.headers[.retryAfter], "1")
+                let retried = try await s.registrationToken(teleTAN, address: nat)
+                XCTAssertEqual(retried.status, .created)
             }
             let later = try await s.registrationToken(try await s.newTeleTAN(), address: nat)
             XCTAssertEqual(later.status, .created, "valid redemptions never lock an address")

@@ -254,9 +254,6 @@ def test_officer_issues_teletan_shown_once(browser, portal, secrets_ledger):
     assert browser.find_element(By.ID, "copy-teletan").is_displayed()
     # Switching language would reload the page, so the result page has no switch.
     assert not present(browser, "language-switch")
-    screenshot = portal.workdir / "result-page.png"
-    browser.save_screenshot(str(screenshot))
-    print(f"screenshot of the result page: {screenshot}")
 
     # Shown once: a reload finds nothing, and neither does history navigation.
     browser.refresh()

@@ -8,6 +8,7 @@ Imported by conftest.py and the test modules (pytest puts this directory on sys.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import http.client
 import json
@@ -238,9 +239,9 @@ class Certificate:
     certificate: str
     key: str
 
-    @property
+    @functools.cached_property
     def fingerprint(self) -> str:
-        """`AB:CD:...`, as `openssl x509 -fingerprint -sha256` prints it for the allow-list."""
+        """`AB:CD:...`, as `openssl x509 -fingerprint -sha256` prints it for the allow-list (once)."""
         out = subprocess.run(["openssl", "x509", "-in", self.certificate, "-noout", "-fingerprint", "-sha256"],
                              check=True, capture_output=True, text=True).stdout
         return out.strip().split("=", 1)[1]

@@ -83,10 +83,10 @@ def test_dummy_and_real_test_result_timing(api, capsys):
               f"median dummy {fake_median * 1000:.2f} ms")
     assert real_median < 1.0 and fake_median < 1.0
     # Dummies do work of the same kind (hashing, one indexed read), so an observer timing them
-    # learns little: the medians of the interleaved requests stay close. The bound is loose on
-    # purpose (a shared CI machine is noisy): it catches a dummy that waits or works several
-    # times longer or shorter than a real request, not differences of a millisecond.
-    assert abs(real_median - fake_median) <= 0.5 * max(real_median, fake_median) + 0.002, \
+    # learns little: the medians of the interleaved requests stay within a factor of two. Loose on
+    # purpose (a shared CI machine is noisy), it still catches a dummy that skips the database
+    # (a fraction of a real request's time) or waits.
+    assert 0.5 <= fake_median / real_median <= 2, \
         f"real {real_median * 1000:.2f} ms vs dummy {fake_median * 1000:.2f} ms"
 
 
@@ -105,6 +105,6 @@ def test_dummy_and_real_redemption_timing(api, capsys):
     with capsys.disabled():
         print(f"\n/registrationToken over 20 requests each: median real {real_median * 1000:.2f} ms, "
               f"median dummy {fake_median * 1000:.2f} ms")
-    assert abs(real_median - fake_median) <= 0.5 * max(real_median, fake_median) + 0.002, \
+    assert 0.5 <= fake_median / real_median <= 2, \
         f"real {real_median * 1000:.2f} ms vs dummy {fake_median * 1000:.2f} ms"
 

@@ -3,6 +3,7 @@ values the issue asks for (sessions, sign-in throttling, teleTAN limits, display
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 
@@ -28,7 +29,10 @@ EXPECTED = {
 
 
 def help_defaults() -> dict[str, str]:
-    text = subprocess.run([PORTAL_BIN, "serve", "--help"], capture_output=True, text=True, timeout=30, check=True).stdout
+    # `--help` shows a PORTAL_* variable's value as the default: leave them all out.
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("PORTAL_")}
+    text = subprocess.run([PORTAL_BIN, "serve", "--help"], capture_output=True, text=True, timeout=30, check=True,
+                          env=environment).stdout
     defaults = {}
     # Each option's entry runs from its "--name <value>" line to the next option.
     for match in re.finditer(r"^\s+(--[a-z-]+)(?: <[^>]+>)?(.*?)(?=^\s+--[a-z]|\Z)", text, re.S | re.M):

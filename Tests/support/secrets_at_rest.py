@@ -5,11 +5,16 @@ journal) and a data dump of each PostgreSQL database they used."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+
+
+# header.payload.signature, base64url, header and payload JSON objects ("eyJ" is `{"`).
+JWT_SHAPE = re.compile(rb"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{20,}")
 
 
 def sqlite_files(database: str) -> list[Path]:
@@ -73,25 +78,28 @@ class SecretsLedger:
         self.watched.append(Watched(process.name, process.log_path, database, log_marker, process.is_running))
 
     def check_nothing_leaked(self, workdir: Path) -> None:
-        """Call when every watched server has stopped: databases closed, logs complete."""
+        """Call when every watched server has stopped: databases closed, logs complete. Besides
+        the recorded secrets, anything shaped like a JWT (the portals' bearer tokens, which the
+        tests never see) must not appear either."""
         still_running = [w.name for w in self.watched if w.is_running()]
         assert not still_running, f"secrets check ran while these were running: {still_running}"
         assert self.needles, "no secret was recorded: the search would check nothing"
-        places: list[Path] = []
+        contents: dict[Path, bytes] = {}
         for watched in self.watched:
-            log = watched.log_path.read_bytes()
+            log = contents.setdefault(watched.log_path, watched.log_path.read_bytes())
             assert watched.log_marker in log, f"{watched.log_path} of {watched.name} lacks {watched.log_marker!r}"
-            places.append(watched.log_path)
             files = sqlite_files(watched.database)
             if watched.database.startswith("sqlite:"):
                 assert files and files[0].stat().st_size > 0, f"{watched.database} of {watched.name} is missing or empty"
-            places += files
+            for path in files:
+                contents.setdefault(path, path.read_bytes())
         for url in sorted({w.database for w in self.watched if is_postgres(w.database)}):
             dump = dump_postgres(url, workdir)
-            assert b"COPY public.teletans" in dump.read_bytes(), f"the dump of {url.split('@')[-1]} has no teletans table"
-            places.append(dump)
+            contents[dump] = dump.read_bytes()
+            assert b"COPY public.teletans" in contents[dump], f"the dump of {url.split('@')[-1]} has no teletans table"
         problems = []
-        for path in dict.fromkeys(places):
-            content = path.read_bytes()
+        for path, content in contents.items():
             problems += [f"{label} found in {path}" for needle, label in self.needles.items() if needle in content]
+            if JWT_SHAPE.search(content):
+                problems.append(f"a JWT (bearer token) found in {path}")
         assert not problems, "secrets at rest or in logs:\n" + "\n".join(problems)

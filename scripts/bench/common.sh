@@ -32,9 +32,9 @@ db_url="postgres://$pg_user:$PGPASSWORD@$pg_host:$pg_port/$pg_db"
 export PGOPTIONS='-c client_min_messages=warning'
 psql_bench() { psql -h "$pg_host" -p "$pg_port" -U "$pg_user" -d "$pg_db" -v ON_ERROR_STOP=1 -qAtX "$@"; }
 
-require_tools() { # TOOL... ; also python3 3.11+ and a running PostgreSQL
+require_tools() { # also python3 3.11+ and a running PostgreSQL
   local tool
-  for tool in "$@" psql pgbench pg_isready curl python3; do
+  for tool in psql pgbench pg_isready curl python3; do
     command -v "$tool" >/dev/null || die "$tool is missing (scripts/install-deps.sh)"
   done
   python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "python3 must be 3.11 or newer"

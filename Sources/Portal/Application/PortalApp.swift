@@ -55,6 +55,11 @@ public final class PortalApp: Sendable {
         SessionStore(hasher: hasher, idleTimeout: configuration.idleTimeout, lifetime: configuration.sessionLifetime)
     }
     var csrf: CSRF { CSRF(hasher: hasher) }
+    var throttle: SignInThrottle {
+        SignInThrottle(
+            failuresPerUser: configuration.signInFailuresPerUser, failuresPerAddress: configuration.signInFailuresPerAddress,
+            window: configuration.signInWindow, lockout: configuration.signInLockout)
+    }
     var nonces: FormNonces { FormNonces(hasher: hasher) }
     var displays: PendingDisplays { PendingDisplays(serverSecret: serverSecret) }
     var audit: AuditLog { AuditLog() }
@@ -83,9 +88,7 @@ public final class PortalApp: Sendable {
         let authorization = Authorization(database: database, csrf: csrf, audit: audit, now: now)
         SignInController(
             database: database, pam: pam, roleGroups: configuration.roleGroups, sessions: sessions,
-            throttle: SignInThrottle(
-                failuresPerUser: configuration.signInFailuresPerUser, failuresPerAddress: configuration.signInFailuresPerAddress,
-                window: configuration.signInWindow, lockout: configuration.signInLockout),
+            throttle: throttle,
             csrf: csrf, audit: audit, renderer: renderer, metrics: metrics, now: now
         ).addRoutes(to: router)
         TeleTANController(
