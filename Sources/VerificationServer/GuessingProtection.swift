@@ -34,11 +34,23 @@ struct GuessingProtection: Sendable {
     /// Refuses a locked address with 429, delays an address with many recent failures, and
     /// counts this lookup as under way. After it, exactly one of ``endLookup(address:)``
     /// and ``recordFailure(address:on:)`` must follow.
+    ///
+    /// The lookup is counted *before* the failures are read: a lookup that ended before the read
+    /// has its failure in the count read, and one still under way is in the in-memory count, so
+    /// failures + lookups under way never pass the limit however the requests interleave (counting
+    /// after the read let a request with a stale count through: 13 of 60 parallel guesses reached
+    /// the lookup with a limit of 10). Counting both at once only errs on the side of refusing.
     func admit(address: String, on db: any Database) async throws {
-        let failures = try await checkAndDelay(address: address, on: db)
-        guard underWay.enter(address, whileBelow: rule.limit - failures) else {
-            // As many lookups under way as could still fail before the lock: wait for them.
-            throw Self.refusal(retryAfter: 1)
+        let underWayWithThis = underWay.enter(address)
+        do {
+            let failures = try await checkAndDelay(address: address, on: db)
+            guard failures + underWayWithThis <= rule.limit else {
+                // As many lookups under way as could still fail before the lock: wait for them.
+                throw Self.refusal(retryAfter: 1)
+            }
+        } catch {
+            underWay.leave(address)
+            throw error
         }
     }
 
@@ -83,12 +95,11 @@ struct GuessingProtection: Sendable {
 final class LookupsUnderWay: Sendable {
     private let counts = Mutex<[String: Int]>([:])
 
-    /// Counts one more lookup for `address` if fewer than `limit` are under way.
-    func enter(_ address: String, whileBelow limit: Int) -> Bool {
+    /// Counts one more lookup for `address`; returns how many are under way, this one included.
+    func enter(_ address: String) -> Int {
         counts.withLock { counts in
-            guard counts[address, default: 0] < limit else { return false }
             counts[address, default: 0] += 1
-            return true
+            return counts[address]!
         }
     }
 
