@@ -222,6 +222,48 @@ final class SignInAndSessionTests: XCTestCase {
         }
     }
 
+    func testParallelFailingAttemptsNeverGetPastTheLock() async throws {
+        try await PortalHarness.run { portal in
+            let throttle = portal.portal.throttle
+            let db = portal.portal.database.database(logger: TestDatabases.testLogger)
+            let now = portal.clock.now
+            // Each attempt is admitted and then fails at once, as PAM would answer; the failure
+            // that reaches the limit locks the name and resets its count. However the statements
+            // of parallel attempts interleave, no more than the limit may ever be admitted per
+            // name (an attempt that read "no lock" before the lock and counted itself after the
+            // reset got through when the lock was read first). 20 names, 20 attempts each, spread
+            // over 200 ms so that attempts start while others are failing and locking.
+            let names = (0..<20).map { "carol\($0)" }
+            let admitted = try await withThrowingTaskGroup(of: String?.self) { group in
+                for name in names {
+                    for _ in 0..<20 {
+                        group.addTask {
+                            try await Task.sleep(for: .milliseconds(Int.random(in: 0..<200)))
+                            guard try await throttle.admit(username: name, address: nil, now: now, on: db) == .allowed else { return nil }
+                            try await throttle.recordFailure(username: name, address: nil, now: now, on: db)
+                            return name
+                        }
+                    }
+                }
+                return try await group.reduce(into: [String: Int]()) { counts, name in
+                    if let name { counts[name, default: 0] += 1 }
+                }
+            }
+            XCTAssertEqual(admitted.filter { $0.value > throttle.userRule.limit }, [:], "attempts admitted per name")
+            // One at a time afterwards, each name gets at most the rest of its attempts, then the
+            // lock (attempts counted while being refused may lock a name early: the safe side).
+            for name in names {
+                var total = admitted[name, default: 0]
+                while try await throttle.admit(username: name, address: nil, now: now.addingTimeInterval(60), on: db) == .allowed {
+                    total += 1
+                    guard total <= throttle.userRule.limit else { break }
+                    try await throttle.recordFailure(username: name, address: nil, now: now.addingTimeInterval(60), on: db)
+                }
+                XCTAssertLessThanOrEqual(total, throttle.userRule.limit, name)
+            }
+        }
+    }
+
     func testTheNextStepOfAConversationIsRefusedOnceTheNameIsLocked() async throws {
         try await PortalHarness.run(configure: { $0.pamService = "teletan-portal-otp-test" }) { portal in
             let browser = portal.browser()
