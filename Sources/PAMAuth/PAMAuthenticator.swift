@@ -106,9 +106,14 @@ public final class PAMAuthenticator: Sendable {
         state.withLock { $0.waiting[conversationID]?.username }
     }
 
-    /// Ends a waiting sign-in (the person went back to the start).
-    public func cancel(_ conversationID: String) {
-        state.withLock { $0.waiting.removeValue(forKey: conversationID) }?.bridge.abandon()
+    /// Ends a waiting sign-in (the person went back to the start) and waits until its PAM
+    /// transaction has ended (a few seconds at most): a sign-in started right after it finds the
+    /// thread and the address's slot free again instead of being told PAM is busy.
+    public func cancel(_ conversationID: String) async {
+        guard let waiting = state.withLock({ $0.waiting.removeValue(forKey: conversationID) }) else { return }
+        waiting.bridge.abandon()
+        // The pool job releases the thread and the slot before it delivers the final outcome.
+        _ = await waiting.bridge.nextOutcome(timeout: .seconds(5))
     }
 
     /// Sign-ins currently waiting for an answer; for metrics and tests.

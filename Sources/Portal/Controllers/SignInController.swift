@@ -75,7 +75,7 @@ struct SignInController: Sendable {
             try await recordFailure(username: username, reason: "throttled", attempt: .settled, context: context)
             return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
         }
-        if let previous = request.cookies[Self.conversationCookie]?.value { pam.cancel(previous) }
+        if let previous = request.cookies[Self.conversationCookie]?.value { await pam.cancel(previous) }
         let outcome = await pam.authenticate(username: username, password: password, remoteHost: context.clientAddress)
         return try await handle(outcome, username: username, request: request, context: context)
     }
@@ -114,7 +114,7 @@ struct SignInController: Sendable {
     private func endConversation(
         _ conversationID: String, username: String, reason: String, request: Request, context: PortalRequestContext
     ) async throws -> Response {
-        pam.cancel(conversationID)
+        await pam.cancel(conversationID)
         try await recordFailure(username: username, reason: reason, attempt: .settled, context: context)
         var response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
         response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
