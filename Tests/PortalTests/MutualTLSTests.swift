@@ -136,10 +136,10 @@ final class MutualTLSTests: XCTestCase {
             request.method = .POST
             let start = ContinuousClock.now
             do {
-                _ = try await http.execute(request, timeout: .seconds(5))
+                _ = try await http.execute(request, timeout: .seconds(60))
                 XCTFail("no plaintext answer from a TLS listener")
             } catch {
-                XCTAssertLessThan(ContinuousClock.now - start, .seconds(4), "refused, not timed out: \(error)")
+                XCTAssertLessThan(ContinuousClock.now - start, .seconds(20), "refused, not waited out: \(error)")
             }
             try await http.shutdown()
         }

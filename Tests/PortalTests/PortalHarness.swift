@@ -1,13 +1,14 @@
-import HTTPTypes
-import Storage
-import Verification
+import Audit
+import FluentKit
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import Storage
-import Verification
+import Synchronization
 import TestSupport
+import Verification
 import XCTest
 @testable import Portal
 
@@ -103,9 +104,6 @@ struct TestPortal: Sendable {
     }
 }
 
-import Audit
-import FluentKit
-
 /// A cookie-keeping client, as a browser would be, behind a trusted proxy that reports `address`.
 final class Browser: @unchecked Sendable {
     struct Page {
@@ -130,10 +128,23 @@ final class Browser: @unchecked Sendable {
 
     let client: any TestClientProtocol
     let address: String
-    var cookies: [String: String] = [:]
-    var extraHeaders = HTTPFields()
+    /// Tests send from one browser in parallel (double submits): its state is behind a lock.
+    private struct State {
+        var cookies: [String: String] = [:]
+        var extraHeaders = HTTPFields()
+        var requested: [String] = []
+    }
+    private let state = Mutex(State())
+    var cookies: [String: String] {
+        get { state.withLock { $0.cookies } }
+        set { state.withLock { $0.cookies = newValue } }
+    }
+    var extraHeaders: HTTPFields {
+        get { state.withLock { $0.extraHeaders } }
+        set { state.withLock { $0.extraHeaders = newValue } }
+    }
     /// "METHOD /path?query" of every request this browser sent.
-    var requested: [String] = []
+    var requested: [String] { state.withLock { $0.requested } }
 
     init(client: any TestClientProtocol, address: String) {
         self.client = client
@@ -152,18 +163,21 @@ final class Browser: @unchecked Sendable {
     }
 
     func send(_ path: String, method: HTTPRequest.Method, body: ByteBuffer?, headers: HTTPFields) async throws -> Page {
-        var all = extraHeaders
+        var all = state.withLock { state in
+            state.requested.append("\(method.rawValue) \(path)")
+            var all = state.extraHeaders
+            if !state.cookies.isEmpty {
+                all[.cookie] = state.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+            }
+            return all
+        }
         all.append(contentsOf: headers)
         all[HTTPField.Name("X-Forwarded-For")!] = address
-        if !cookies.isEmpty {
-            all[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
-        }
-        requested.append("\(method.rawValue) \(path)")
         let response = try await client.executeRequest(uri: path, method: method, headers: all, body: body)
         for header in response.headers[values: .setCookie] {
             let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
             let name = String(pair[0]), value = pair.count > 1 ? String(pair[1]) : ""
-            if header.contains("Max-Age=0") || value.isEmpty { cookies[name] = nil } else { cookies[name] = value }
+            state.withLock { $0.cookies[name] = header.contains("Max-Age=0") || value.isEmpty ? nil : value }
         }
         return Page(status: response.status, headers: response.headers, body: String(buffer: response.body))
     }
