@@ -49,10 +49,16 @@ if [[ -z $(psql_admin -c "SELECT 1 FROM pg_roles WHERE rolname = 'teletan'") ]];
   psql_admin -c "CREATE ROLE teletan LOGIN"
 fi
 psql_admin -c "ALTER ROLE teletan WITH LOGIN PASSWORD 'teletan'"
+# The tests' search for secrets at rest checkpoints before reading the cluster's files
+# (Tests/support/secrets_at_rest.py); pg_checkpoint exists from PostgreSQL 15.
+if [[ -n $(psql_admin -c "SELECT 1 FROM pg_roles WHERE rolname = 'pg_checkpoint'") ]]; then
+  psql_admin -c "GRANT pg_checkpoint TO teletan"
+fi
 
 for db in teletan_test teletan_bench teletan_e2e; do
   if [[ -z $(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = '$db'") ]]; then
-    psql_admin -c "CREATE DATABASE $db OWNER teletan"
+    # UTF-8 whatever locale the cluster was created under (both servers refuse anything else).
+    psql_admin -c "CREATE DATABASE $db OWNER teletan ENCODING 'UTF8' LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8' TEMPLATE template0"
   fi
   psql_admin -c "ALTER DATABASE $db OWNER TO teletan"
 done

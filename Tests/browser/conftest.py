@@ -97,17 +97,20 @@ def portal(request, tmp_path_factory, secrets_ledger):
     Each service gets its own process (and its own SQLite file and log)."""
     pam_service = getattr(request, "param", DEFAULT_PAM_SERVICE)
     instance = PortalInstance(pam_service, tmp_path_factory.mktemp(f"portal-{pam_service}"))
-    instance.start()
     secrets_ledger.watch(instance, instance.database, log_marker=b"[Portal] request")
+    instance.start()
     yield instance
     instance.stop()
     # The exit status is not asserted here: see test_sigterm_exits_cleanly.
 
 
 @pytest.fixture
-def browser():
-    """A fresh headless Chromium per test: no cookies or history carried over."""
-    driver = headless_chromium()
+def browser(secrets_ledger, tmp_path_factory):
+    """A fresh headless Chromium per test: no cookies or history carried over. Its profile is
+    searched for secrets with everything else at the end of the session."""
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    driver = headless_chromium(profile)
+    secrets_ledger.watch_directory(profile, "Chromium profile")
     try:
         yield driver
     finally:

@@ -171,10 +171,13 @@ def _mkdirs(tmp_path) -> None:
 
 
 @pytest.fixture
-def browser():
+def browser(secrets_ledger, tmp_path_factory):
     """A fresh headless Chromium per test, with the performance log on (to read the HTTP
-    status of the pages)."""
-    driver = headless_chromium(performance_log=True)
+    status of the pages). Its profile is searched for secrets with everything else at the end
+    of the session."""
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    driver = headless_chromium(profile, performance_log=True)
+    secrets_ledger.watch_directory(profile, "Chromium profile")
     try:
         yield driver
     finally:

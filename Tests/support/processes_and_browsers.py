@@ -25,10 +25,12 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
-def headless_chromium(performance_log: bool = False) -> webdriver.Chrome:
+def headless_chromium(profile: Path, performance_log: bool = False) -> webdriver.Chrome:
     """A fresh headless Chromium, English pages (the portal honours Accept-Language), nothing of
-    Chromium's own reaching for the network, no password manager."""
+    Chromium's own reaching for the network, no password manager. Its profile (cache, session,
+    history) is kept in `profile`, an empty directory, so that the tests can search it."""
     options = Options()
+    options.add_argument(f"--user-data-dir={profile}")
     options.binary_location = CHROMIUM
     for argument in (
         "--headless=new",
@@ -101,7 +103,7 @@ class ManagedProcess:
     """One server process with its own log file: start until ready, stop with SIGTERM."""
 
     name = "process"
-    startup_timeout = 30.0
+    startup_timeout = 90.0  # migrations first; generous, it costs nothing when things are fast
     shutdown_timeout = 10.0
 
     def __init__(self, workdir: Path):

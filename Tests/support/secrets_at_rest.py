@@ -1,13 +1,19 @@
 """Shared by the browser and end-to-end suites: a ledger of every secret the tests handled
 (teleTANs, registration tokens, TANs, passwords) and, once every server has stopped, a search of
 everything those servers wrote for them: their logs, their SQLite files (with write-ahead log and
-journal) and a data dump of each PostgreSQL database they used."""
+journal), a data dump of each PostgreSQL database they used and, when that database is served by a
+cluster on this machine, its raw files (dead row versions too), the write-ahead log written during
+the run and the server's log; and the Chromium profiles (cache, session, history) of the tests."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tempfile
+import time
+import urllib.parse
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -39,6 +45,85 @@ def dump_postgres(url: str, directory: Path) -> Path:
     return Path(name)
 
 
+def local_cluster(url: str) -> tuple[Path, Path] | None:
+    """Data directory and server log of the PostgreSQL cluster on this machine that serves `url`
+    (Debian's `pg_lsclusters`), or None when it is elsewhere."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    try:
+        listing = subprocess.run(["pg_lsclusters", "--no-header"], capture_output=True, text=True, timeout=30).stdout
+    except FileNotFoundError:
+        return None
+    for line in listing.splitlines():
+        fields = line.split()
+        if len(fields) >= 7 and fields[2] == str(parts.port or 5432):
+            return Path(fields[5]), Path(fields[6])
+    return None
+
+
+def raw_postgres_files(url: str, since: float) -> list[Path] | None:
+    """What the cluster serving `url` wrote for it: the database's relation files (after a
+    checkpoint, so they hold every row version still on disk, dead ones included) and the
+    write-ahead log segments written since `since` (every change, whatever vacuum did later).
+    None when the cluster is not on this machine."""
+    cluster = local_cluster(url)
+    if cluster is None:
+        return None
+    data_directory = cluster[0]
+    assert os.access(data_directory, os.R_OK | os.X_OK), (
+        f"cannot read {data_directory}: run the suite as root (as CI does) to search PostgreSQL's files")
+
+    def psql(statement: str) -> str:
+        result = subprocess.run(["psql", "--no-psqlrc", "-Atq", "--dbname", url, "-c", statement],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, f"{statement}: {result.stderr} (scripts/start-test-postgres.sh grants pg_checkpoint)"
+        return result.stdout.strip()
+
+    psql("CHECKPOINT")
+    database_oid = psql("SELECT oid FROM pg_database WHERE datname = current_database()")
+    relations = [p for p in (data_directory / "base" / database_oid).iterdir() if p.is_file()]
+    assert relations, f"no relation files for database {database_oid} in {data_directory}"
+    wal = [p for p in (data_directory / "pg_wal").iterdir()
+           if p.is_file() and re.fullmatch(r"[0-9A-F]{24}", p.name) and p.stat().st_mtime >= since - 1]
+    assert wal, "no write-ahead log segment written during the run"
+    return relations + wal
+
+
+def regular_files(directory: Path) -> list[Path]:
+    """Every regular file under `directory` (no sockets, no symbolic links followed), except
+    Chromium's crash dumps: a dump holds the page's memory, so a crash would look like a leak
+    (and a crash fails its test anyway)."""
+    found = []
+    for root, subdirectories, names in os.walk(directory):
+        subdirectories[:] = [name for name in subdirectories if name != "Crashpad"]
+        found += [Path(root) / name for name in names
+                  if not os.path.islink(Path(root) / name) and os.path.isfile(Path(root) / name)]
+    return found
+
+
+def grep_needles(needles: list[bytes], files: list[Path], workdir: Path) -> list[tuple[Path, bytes]]:
+    """(file, needle) for every needle found in a file: `grep -F`, which searches for all of them
+    at once (hundreds of needles over hundreds of megabytes of write-ahead log). A file that
+    vanished meanwhile (a recycled log segment) is not an error."""
+    handle, patterns = tempfile.mkstemp(prefix="needles-", dir=workdir)
+    with open(handle, "wb") as out:
+        out.write(b"".join(needle + b"\n" for needle in needles))
+    found = []
+    for start in range(0, len(files), 200):
+        chunk = files[start:start + 200]
+        result = subprocess.run(["grep", "-aFoHZ", "-f", patterns, "--", *map(str, chunk)],
+                                capture_output=True, env={**os.environ, "LC_ALL": "C"}, timeout=900)
+        errors = [line for line in result.stderr.decode(errors="replace").splitlines()
+                  if not line.endswith("No such file or directory")]
+        assert result.returncode in (0, 1) or (result.returncode == 2 and not errors), f"grep failed: {errors}"
+        for line in result.stdout.splitlines():
+            name, _, match = line.partition(b"\0")
+            found.append((Path(os.fsdecode(name)), match))
+    os.unlink(patterns)
+    return found
+
+
 @dataclass
 class Watched:
     """One server process whose writing is searched: its log file and its database."""
@@ -55,9 +140,21 @@ class SecretsLedger:
     watched: list[Watched] = field(default_factory=list)
     teletan_count: int = 0
     secret_counts: dict[str, int] = field(default_factory=dict)
+    directories: list[tuple[Path, str]] = field(default_factory=list)
+    started: float = field(default_factory=time.time)
+    # The size of each local PostgreSQL server log when the run started: only what the run added
+    # is searched (the log is the machine's, and outlives the run).
+    server_log_sizes: dict[Path, int] = field(default_factory=dict)
+
+    def note_database(self, database: str) -> None:
+        """Call before a server first uses `database`: remembers where its server's log ends."""
+        if is_postgres(database) and (cluster := local_cluster(database)) is not None:
+            log = cluster[1]
+            self.server_log_sizes.setdefault(log, log.stat().st_size if log.is_file() else 0)
 
     def add_teletan(self, teletan: str) -> None:
         """A teleTAN, searched as the 10 characters (both cases) and as the portal groups it."""
+        assert re.fullmatch(r"[A-Za-z0-9]{10}", teletan or ""), f"not a teleTAN: {teletan!r}"
         self.teletan_count += 1
         label = f"teleTAN #{self.teletan_count}"
         grouped = f"{teletan[0:3]} {teletan[3:6]} {teletan[6:]}"
@@ -66,16 +163,24 @@ class SecretsLedger:
 
     def add_secret(self, value: str, kind: str) -> None:
         """A registration token or TAN (UUIDs; searched in both cases)."""
+        assert len(value) >= 8, f"not a {kind}: {value!r}"
         self.secret_counts[kind] = self.secret_counts.get(kind, 0) + 1
         for variant in {value, value.lower(), value.upper()}:
             self.needles[variant.encode()] = f"{kind} #{self.secret_counts[kind]}"
 
     def add_password(self, password: str) -> None:
+        assert password, "an empty password would match everything"
         self.needles[password.encode()] = f"password of length {len(password)} starting {password[:2]!r}"
 
     def watch(self, process, database: str, log_marker: bytes) -> None:
-        """Searches what `process` (a ManagedProcess) writes: its log and `database`."""
+        """Searches what `process` (a ManagedProcess) writes: its log and `database`. Call
+        before the process starts."""
+        self.note_database(database)
         self.watched.append(Watched(process.name, process.log_path, database, log_marker, process.is_running))
+
+    def watch_directory(self, directory: Path, what: str) -> None:
+        """Searches every file under `directory` (a Chromium profile) for the secrets."""
+        self.directories.append((directory, what))
 
     def check_nothing_leaked(self, workdir: Path) -> None:
         """Call when every watched server has stopped: databases closed, logs complete. Besides
@@ -102,4 +207,36 @@ class SecretsLedger:
             problems += [f"{label} found in {path}" for needle, label in self.needles.items() if needle in content]
             if JWT_SHAPE.search(content):
                 problems.append(f"a JWT (bearer token) found in {path}")
+        problems += self._search_raw_files(workdir)
         assert not problems, "secrets at rest or in logs:\n" + "\n".join(problems)
+
+    def _search_raw_files(self, workdir: Path) -> list[str]:
+        """The needles in PostgreSQL's own files and in the watched directories."""
+        files: list[Path] = []
+        for url in sorted({w.database for w in self.watched if is_postgres(w.database)}):
+            raw = raw_postgres_files(url, since=self.started)
+            if raw is None:
+                warnings.warn(f"{url.split('@')[-1]} is not served from this machine: only a dump of it was searched")
+            else:
+                files += raw
+        for log, size in self.server_log_sizes.items():
+            # What the run added to the server's log (all of it if the log was rotated meanwhile).
+            with open(log, "rb") as source:
+                source.seek(size if log.stat().st_size >= size else 0)
+                added = workdir / f"added-to-{log.name}"
+                added.write_bytes(source.read())
+            files.append(added)
+        for directory, what in self.directories:
+            in_directory = regular_files(directory)
+            assert in_directory, f"{what} {directory} is empty: the search would check nothing"
+            files += in_directory
+        if not files:
+            return []
+        # A planted file proves the search finds what it looks for (a wrong grep flag would
+        # otherwise pass everything).
+        canary, planted = b"canary-" + os.urandom(8).hex().encode(), workdir / "planted"
+        planted.write_bytes(b"\0binary\0" + canary + b"\0")
+        found = set(grep_needles([*self.needles, canary], [planted, *files], workdir))
+        assert (planted, canary) in found, "the search did not find a planted needle"
+        return [f"{self.needles.get(needle, repr(needle))} found in {path}"
+                for path, needle in sorted(found - {(planted, canary)})]
