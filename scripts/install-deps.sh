@@ -34,9 +34,12 @@ done
 if ((${#missing[@]})); then
   echo "Installing: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
+  # A fresh machine may still hold the dpkg lock (boot-time updates), and a mirror may hiccup:
+  # wait for the lock and retry downloads rather than fail the run.
+  apt_options=(-o DPkg::Lock::Timeout=300 -o Acquire::Retries=3)
+  apt-get "${apt_options[@]}" update -q
   # Recommends are kept: chromium needs them for fonts in headless mode.
-  apt-get install -y -q "${missing[@]}"
+  apt-get "${apt_options[@]}" install -y -q "${missing[@]}"
 else
   echo "All Debian packages already installed."
 fi

@@ -282,7 +282,6 @@ final class SignInAndSessionTests: XCTestCase {
             XCTAssertTrue(step.body.contains("Sign-in failed. Check your username and password, or try again later."))
             let lastReason = try await portal.auditActions("signin").last?.detailValues["reason"]
             XCTAssertEqual(lastReason, "throttled", "refused before the code reached PAM")
-            try await Task.sleep(for: .milliseconds(300))
             XCTAssertEqual(portal.portal.pam.waitingConversations, 0, "the conversation was ended")
         }
     }

@@ -60,8 +60,17 @@ def wait_for_new_document(driver) -> None:
     """Waits until the marked document was replaced and the next one (after any redirects) has
     loaded. While the browser is between documents, script calls can fail (e.g. "Node with given
     id does not belong to the document"); those are retried, not errors."""
-    WebDriverWait(driver, 10, ignored_exceptions=(WebDriverException,)).until(
+    WebDriverWait(driver, 30, ignored_exceptions=(WebDriverException,)).until(
         lambda d: d.execute_script("return document.readyState === 'complete' && !window.browserTestOldDocument;"))
+
+
+def wait_for_fresh_start_page(driver, used_nonce: str) -> None:
+    """After going back to the start page: waits until it is loaded afresh, with a new one-use form
+    token. A page restored from the back/forward cache reloads itself (portal.js), and anything
+    done before that reload would race it."""
+    WebDriverWait(driver, 30, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: path_of(d) == "/" and d.execute_script("return document.readyState === 'complete';")
+        and d.find_element(By.NAME, "nonce").get_attribute("value") != used_nonce)
 
 
 def assert_no_error_page(driver) -> None:
@@ -143,7 +152,7 @@ def read_teletan(driver, ledger) -> str:
     format, check character, 3-3-4 grouping and spelling list."""
     element = driver.find_element(By.ID, "teletan")
     value = re.sub(r"\s+", "", element.text)
-    ledger.add_teletan(value)  # recorded before any check, so even a malformed one is searched
+    ledger.add_teletan(value)  # recorded before the checks below (the ledger refuses a non-teleTAN)
     assert_valid_teletan(value)
 
     groups = [group.text for group in element.find_elements(By.CSS_SELECTOR, ".group")]
@@ -245,6 +254,7 @@ def test_officer_issues_teletan_shown_once(browser, portal, secrets_ledger):
     assert signed_in_user(browser) == username
     assert browser.find_element(By.ID, "signout").text == "Sign out"
 
+    used_nonce = browser.find_element(By.NAME, "nonce").get_attribute("value")
     issue_teletan(browser, username)
     first = read_teletan(browser, secrets_ledger)
     valid_until = browser.find_element(By.ID, "valid-until")
@@ -259,7 +269,7 @@ def test_officer_issues_teletan_shown_once(browser, portal, secrets_ledger):
     browser.refresh()
     assert_already_shown(browser, first)
     browser.back()
-    assert path_of(browser) == "/"
+    wait_for_fresh_start_page(browser, used_nonce)
     assert_teletan_not_on_page(browser, first)
     browser.forward()
     assert_already_shown(browser, first)
@@ -502,9 +512,7 @@ def test_back_to_the_start_page_gives_a_usable_form(portal, browser, secrets_led
     mark_for_navigation(browser)
     browser.back()
     wait_for_new_document(browser)
-    WebDriverWait(browser, 10, ignored_exceptions=(WebDriverException,)).until(
-        lambda d: path_of(d) == "/" and d.execute_script("return document.readyState === 'complete';")
-        and d.find_element(By.NAME, "nonce").get_attribute("value") != used_nonce)
+    wait_for_fresh_start_page(browser, used_nonce)
     assert browser.find_element(By.ID, "issue-teletan").is_enabled()
     wait_issue_interval(username)
     issue_teletan(browser, username)

@@ -68,43 +68,54 @@ def test_dummies_with_real_values_change_nothing(api, server):
     assert api.verify_tan(real_tan.json()["tan"]).status == 200
 
 
+def assert_medians_close(what: str, sample_round, capsys, rounds: int = 3) -> None:
+    """`sample_round()` times interleaved real and dummy requests and returns (real, dummy)
+    durations. Dummies do work of the same kind (hashing, indexed reads, a committed write where
+    the real request writes), so an observer timing them learns little: the medians stay within a
+    factor of two. Loose on purpose, and up to `rounds` rounds, one of which must be within it (a
+    shared CI machine's disk flushes are uneven); a dummy that skips the database (a fraction of
+    a real request's time) or waits is outside it in every round."""
+    seen = []
+    for _ in range(rounds):
+        real_times, fake_times = sample_round()
+        real_median, fake_median = statistics.median(real_times), statistics.median(fake_times)
+        seen.append(f"real {real_median * 1000:.2f} ms vs dummy {fake_median * 1000:.2f} ms")
+        if 0.5 <= fake_median / real_median <= 2:
+            break
+    with capsys.disabled():
+        print(f"\n{what}, medians of 20 requests each: " + "; ".join(seen))
+    assert 0.5 <= fake_median / real_median <= 2, "; ".join(seen)
+
+
 def test_dummy_and_real_test_result_timing(api, capsys):
     token = api.registration_token(api.new_teletan()).json()["registrationToken"]
-    real_times, fake_times = [], []
-    for _ in range(20):
-        for fake, times in ((False, real_times), (True, fake_times)):
-            started = time.perf_counter()
-            response = api.test_result(random_uuid() if fake else token, fake=fake)
-            times.append(time.perf_counter() - started)
-            assert response.status == 200
-    real_median, fake_median = statistics.median(real_times), statistics.median(fake_times)
-    with capsys.disabled():
-        print(f"\n/testresult over 20 requests each: median real {real_median * 1000:.2f} ms, "
-              f"median dummy {fake_median * 1000:.2f} ms")
-    assert real_median < 1.0 and fake_median < 1.0
-    # Dummies do work of the same kind (hashing, one indexed read), so an observer timing them
-    # learns little: the medians of the interleaved requests stay within a factor of two. Loose on
-    # purpose (a shared CI machine is noisy), it still catches a dummy that skips the database
-    # (a fraction of a real request's time) or waits.
-    assert 0.5 <= fake_median / real_median <= 2, \
-        f"real {real_median * 1000:.2f} ms vs dummy {fake_median * 1000:.2f} ms"
+
+    def sample_round():
+        real_times, fake_times = [], []
+        for _ in range(20):
+            for fake, times in ((False, real_times), (True, fake_times)):
+                started = time.perf_counter()
+                response = api.test_result(random_uuid() if fake else token, fake=fake)
+                times.append(time.perf_counter() - started)
+                assert response.status == 200
+        assert statistics.median(real_times) < 1.0 and statistics.median(fake_times) < 1.0
+        return real_times, fake_times
+
+    assert_medians_close("/testresult", sample_round, capsys)
 
 
 def test_dummy_and_real_redemption_timing(api, capsys):
     """/registrationToken: a real redemption writes (and passes the guessing check); a dummy does
     work of the same kind and amount, so the medians stay close."""
-    teletans = [api.new_teletan() for _ in range(20)]
-    real_times, fake_times = [], []
-    for teletan in teletans:
-        for fake, times in ((False, real_times), (True, fake_times)):
-            started = time.perf_counter()
-            response = api.registration_token(teletan, fake=fake)
-            times.append(time.perf_counter() - started)
-            assert response.status == 201, response.body
-    real_median, fake_median = statistics.median(real_times), statistics.median(fake_times)
-    with capsys.disabled():
-        print(f"\n/registrationToken over 20 requests each: median real {real_median * 1000:.2f} ms, "
-              f"median dummy {fake_median * 1000:.2f} ms")
-    assert 0.5 <= fake_median / real_median <= 2, \
-        f"real {real_median * 1000:.2f} ms vs dummy {fake_median * 1000:.2f} ms"
+    def sample_round():
+        teletans = [api.new_teletan() for _ in range(20)]
+        real_times, fake_times = [], []
+        for teletan in teletans:
+            for fake, times in ((False, real_times), (True, fake_times)):
+                started = time.perf_counter()
+                response = api.registration_token(teletan, fake=fake)
+                times.append(time.perf_counter() - started)
+                assert response.status == 201, response.body
+        return real_times, fake_times
 
+    assert_medians_close("/registrationToken", sample_round, capsys)
