@@ -21,8 +21,6 @@ import os
 # variable when the driver is created; set it before selenium is even imported.
 os.environ["SE_AVOID_STATS"] = "true"
 
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -70,11 +68,7 @@ class PortalInstance(ManagedProcess):
         ]
 
     def is_ready(self) -> bool:
-        try:
-            with urllib.request.urlopen(self.base_url + "/health/ready", timeout=2) as response:
-                return response.status == 200
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            return False  # not listening yet, or the database is not ready yet
+        return self.answers_ready(self.base_url)
 
 
 @pytest.fixture(scope="session")

@@ -23,6 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import OTP_PAM_SERVICE, PORTAL_BIN, PortalInstance
+from test_database import DatabaseAccess  # Tests/support, on the path through conftest
 
 OFFICER = ("tt-officer", "Officer-Pass-1")
 NO_ROLE = ("tt-norole", "Norole-Pass-1")
@@ -208,17 +209,7 @@ def assert_already_shown(driver, teletan: str) -> None:
 
 def teletans_issued_to(portal: PortalInstance, username: str) -> int:
     """How many teleTANs the portal's database (SQLite or PostgreSQL) holds for `username`."""
-    if portal.sqlite_path is None:
-        result = subprocess.run(
-            ["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-v", f"user={username}", portal.database],
-            input="SELECT COUNT(*) FROM teletans WHERE requested_by = :'user'", capture_output=True, text=True, timeout=30)
-        assert result.returncode == 0, f"psql failed: {result.stderr}"
-        return int(result.stdout.strip())
-    connection = sqlite3.connect(f"file:{portal.sqlite_path}?mode=ro", uri=True, timeout=10)
-    try:
-        return connection.execute("SELECT COUNT(*) FROM teletans WHERE requested_by = ?", (username,)).fetchone()[0]
-    finally:
-        connection.close()
+    return DatabaseAccess(portal.database).count("teletans", where="requested_by", equals=username)
 
 
 def oath_counter(username: str) -> int | None:

@@ -28,6 +28,7 @@ status 0 (a teardown error otherwise).
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 # Selenium's driver manager must never try to go online; set before selenium is imported.
 os.environ["SE_AVOID_STATS"] = "true"
@@ -135,16 +136,9 @@ def own_stack(tmp_path, portal_key, response_log, secrets_ledger):
     """A verification server and a portal of their own, for a test that stops the server.
     Yields (server, portal, api)."""
     _mkdirs(tmp_path)
-    server = _watched(secrets_ledger, VerificationServer(tmp_path / "server", portal_key))
-    try:
-        portal = _watched(secrets_ledger, Portal(tmp_path / "portal", server, portal_key))
-        try:
-            yield server, portal, ApiClient(server, response_log)
-        finally:
-            portal.stop_cleanly()
-    finally:
-        if server.is_running():  # the test may have stopped it (and checked that stop) itself
-            server.stop_cleanly()
+    server = VerificationServer(tmp_path / "server", portal_key)
+    with _stack(server, tmp_path, portal_key, response_log, secrets_ledger) as stack:
+        yield stack
 
 
 @pytest.fixture
@@ -152,17 +146,26 @@ def limited_stack(tmp_path, portal_key, response_log, secrets_ledger):
     """A verification server with --teletans-per-hour 1 (always on a SQLite file of its own),
     and a portal that uses it. Yields (server, portal, api)."""
     _mkdirs(tmp_path)
-    server = _watched(secrets_ledger, VerificationServer(
-        tmp_path / "server", portal_key, teletans_per_hour=1,
-        database=f"sqlite:{tmp_path / 'server' / 'verification.sqlite'}"))
+    server = VerificationServer(tmp_path / "server", portal_key, teletans_per_hour=1,
+                                database=f"sqlite:{tmp_path / 'server' / 'verification.sqlite'}")
+    with _stack(server, tmp_path, portal_key, response_log, secrets_ledger) as stack:
+        yield stack
+
+
+@contextmanager
+def _stack(server, tmp_path, portal_key, response_log, ledger):
+    """Starts `server` and a portal of its own that uses it; yields (server, portal, api). Stops
+    both afterwards (the server only if the test has not stopped it, and checked that, itself)."""
+    _watched(ledger, server)
     try:
-        portal = _watched(secrets_ledger, Portal(tmp_path / "portal", server, portal_key))
+        portal = _watched(ledger, Portal(tmp_path / "portal", server, portal_key))
         try:
             yield server, portal, ApiClient(server, response_log)
         finally:
             portal.stop_cleanly()
     finally:
-        server.stop_cleanly()
+        if server.is_running():
+            server.stop_cleanly()
 
 
 def _mkdirs(tmp_path) -> None:

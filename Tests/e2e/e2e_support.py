@@ -15,13 +15,10 @@ import json
 import os
 import re
 import socket
-import sqlite3
 import ssl
 import tempfile
 import subprocess
 import time
-import urllib.error
-import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +37,7 @@ sys.path.insert(0, str(REPO / "Tests" / "support"))
 from processes_and_browsers import ManagedProcess, free_ports, retry_text_file_busy  # noqa: E402
 from processes_and_browsers import headless_chromium  # noqa: E402,F401  (for conftest.py)
 from secrets_at_rest import SecretsLedger  # noqa: E402,F401  (for conftest.py)
+from test_database import DatabaseAccess  # noqa: E402
 PORTAL_BIN = os.environ.get("PORTAL_BIN") or str(REPO / ".build" / "debug" / "portal")
 VERIFICATION_BIN = os.environ.get("VERIFICATION_BIN") or str(REPO / ".build" / "debug" / "verification-server")
 # A PostgreSQL URL for the verification servers; unset: a SQLite file per server.
@@ -175,13 +173,7 @@ class VerificationServer(ManagedProcess):
         return command
 
     def is_ready(self) -> bool:
-        try:
-            with urllib.request.urlopen(self.app_url + "/health/ready", timeout=2) as response:
-                if response.status != 200:
-                    return False
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            return False
-        return port_accepts(self.internal_port)
+        return self.answers_ready(self.app_url) and port_accepts(self.internal_port)
 
     @property
     def db(self) -> "DatabaseAccess":
@@ -223,11 +215,7 @@ class Portal(ManagedProcess):
         ] + client_certificate
 
     def is_ready(self) -> bool:
-        try:
-            with urllib.request.urlopen(self.base_url + "/health/ready", timeout=2) as response:
-                return response.status == 200
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            return False
+        return self.answers_ready(self.base_url)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,53 +289,6 @@ class TLSMaterial:
         if client is not None:
             context.load_cert_chain(client.certificate, client.key)
         return context
-
-
-# ---------------------------------------------------------------------------------------------
-# Database access (only for what no API offers: making a teleTAN expire)
-
-
-class DatabaseAccess:
-    def __init__(self, location: str):
-        self.location = location
-
-    @property
-    def is_postgres(self) -> bool:
-        return self.location.startswith(("postgres://", "postgresql://"))
-
-    def _sqlite(self, sql: str, parameters: tuple = ()) -> tuple[int, list]:
-        connection = sqlite3.connect(self.location[len("sqlite:"):], timeout=10)
-        try:
-            cursor = connection.execute(sql, parameters)
-            rows = cursor.fetchall()
-            connection.commit()
-            return cursor.rowcount, rows
-        finally:
-            connection.close()
-
-    def _psql(self, sql: str) -> str:
-        result = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", self.location, "-c", sql],
-                                capture_output=True, text=True, timeout=30)
-        assert result.returncode == 0, f"psql failed: {result.stderr}"
-        return result.stdout.strip()
-
-    def expire_newest_teletan(self) -> None:
-        """Sets valid_until of the newest teleTAN into the past (the hash column holds only
-        keyed hashes, so the row is found by its creation time)."""
-        if self.is_postgres:
-            out = self._psql("UPDATE teletans SET valid_until = now() - interval '1 minute' WHERE id = "
-                             "(SELECT id FROM teletans ORDER BY created_at DESC LIMIT 1) RETURNING id")
-            assert len(out.splitlines()) == 1, f"expected one updated row, got {out!r}"
-        else:
-            changed, _ = self._sqlite("UPDATE teletans SET valid_until = ? WHERE id = "
-                                      "(SELECT id FROM teletans ORDER BY created_at DESC LIMIT 1)", (time.time() - 60,))
-            assert changed == 1, f"expected one updated row, got {changed}"
-
-    def count(self, table: str) -> int:
-        assert re.fullmatch(r"[a-z_]+", table)
-        if self.is_postgres:
-            return int(self._psql(f"SELECT COUNT(*) FROM {table}"))
-        return self._sqlite(f"SELECT COUNT(*) FROM {table}")[1][0][0]
 
 
 # ---------------------------------------------------------------------------------------------

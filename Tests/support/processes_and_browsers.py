@@ -10,6 +10,8 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Callable
 
@@ -117,6 +119,16 @@ class ManagedProcess:
 
     def is_ready(self) -> bool:
         raise NotImplementedError
+
+    @staticmethod
+    def answers_ready(base_url: str) -> bool:
+        """Whether `base_url`/health/ready answers 200 (not listening yet, or the database not
+        ready yet: False)."""
+        try:
+            with urllib.request.urlopen(base_url + "/health/ready", timeout=2) as response:
+                return response.status == 200
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return False
 
     def start(self) -> None:
         assert not self.is_running(), f"{self.name} is already running"

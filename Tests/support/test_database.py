@@ -1,0 +1,60 @@
+"""Shared by the browser and end-to-end suites: direct access to a server's database (a
+`sqlite:PATH` file or a PostgreSQL URL), only for what no API offers (counting rows, making a
+teleTAN expire)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import subprocess
+import time
+
+
+class DatabaseAccess:
+    def __init__(self, location: str):
+        self.location = location
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.location.startswith(("postgres://", "postgresql://"))
+
+    def _sqlite(self, sql: str, parameters: tuple = ()) -> tuple[int, list]:
+        connection = sqlite3.connect(self.location[len("sqlite:"):], timeout=10)
+        try:
+            cursor = connection.execute(sql, parameters)
+            rows = cursor.fetchall()
+            connection.commit()
+            return cursor.rowcount, rows
+        finally:
+            connection.close()
+
+    def _psql(self, sql: str, **variables: str) -> str:
+        """Runs `sql` (read from standard input, so that `:'name'` takes a variable, quoted)."""
+        options = [argument for name, value in variables.items() for argument in ("-v", f"{name}={value}")]
+        result = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", *options, self.location],
+                                input=sql, capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, f"psql failed: {result.stderr}"
+        return result.stdout.strip()
+
+    def expire_newest_teletan(self) -> None:
+        """Sets valid_until of the newest teleTAN into the past (the hash column holds only
+        keyed hashes, so the row is found by its creation time)."""
+        if self.is_postgres:
+            out = self._psql("UPDATE teletans SET valid_until = now() - interval '1 minute' WHERE id = "
+                             "(SELECT id FROM teletans ORDER BY created_at DESC LIMIT 1) RETURNING id")
+            assert len(out.splitlines()) == 1, f"expected one updated row, got {out!r}"
+        else:
+            changed, _ = self._sqlite("UPDATE teletans SET valid_until = ? WHERE id = "
+                                      "(SELECT id FROM teletans ORDER BY created_at DESC LIMIT 1)", (time.time() - 60,))
+            assert changed == 1, f"expected one updated row, got {changed}"
+
+    def count(self, table: str, where: str | None = None, equals: str | None = None) -> int:
+        """Rows of `table`, or those whose column `where` equals `equals`."""
+        assert re.fullmatch(r"[a-z_]+", table) and (where is None or re.fullmatch(r"[a-z_]+", where))
+        if self.is_postgres:
+            if where is None:
+                return int(self._psql(f"SELECT COUNT(*) FROM {table}"))
+            return int(self._psql(f"SELECT COUNT(*) FROM {table} WHERE {where} = :'value'", value=equals))
+        if where is None:
+            return self._sqlite(f"SELECT COUNT(*) FROM {table}")[1][0][0]
+        return self._sqlite(f"SELECT COUNT(*) FROM {table} WHERE {where} = ?", (equals,))[1][0][0]
