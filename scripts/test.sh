@@ -39,8 +39,9 @@ python3 -m pytest -q Tests/e2e
 # Its own database (created by start-test-postgres.sh), reset: the suite expects an empty one.
 e2e_url="${postgres_url%/*}/teletan_e2e"
 psql -q "$e2e_url" -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public'
-# This run also puts the internal listener behind mutual TLS (client-certificate allow-list).
-E2E_DATABASE="$e2e_url" E2E_INTERNAL_TLS=1 python3 -m pytest -q Tests/e2e
+# This run also puts the internal listener behind mutual TLS (client-certificate allow-list);
+# every test applies to it, so none may be skipped.
+E2E_DATABASE="$e2e_url" E2E_INTERNAL_TLS=1 E2E_NO_SKIPS=1 python3 -m pytest -q Tests/e2e
 
 echo "== schemathesis (property-based tests of both listeners against the OpenAPI document)"
 bash scripts/schemathesis.sh

@@ -16,6 +16,10 @@ Environment:
                       The portals keep their own data in SQLite files either way, and the
                       server with a global limit of 1 always uses a SQLite file of its own
                       (other servers' teleTANs in a shared database would count against it).
+    E2E_INTERNAL_TLS  1: the internal listener behind mutual TLS (and the TLS tests run).
+    E2E_NO_SKIPS      1: a skipped test fails the run (scripts/test.sh sets it for the
+                      PostgreSQL/TLS run, where every test applies, so that dropping a flag
+                      cannot quietly skip the TLS and PostgreSQL tests).
 
 Needs the PAM test stack (scripts/install-pam-stack.sh: tt-officer in teletan-portal-test),
 Chromium and chromedriver, and the Python modules selenium, requests, cryptography, PyYAML,
@@ -185,3 +189,16 @@ def browser(secrets_ledger, tmp_path_factory):
         yield driver
     finally:
         driver.quit()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """With E2E_NO_SKIPS=1 a skipped test fails the run (see the module's documentation)."""
+    if os.environ.get("E2E_NO_SKIPS") != "1":
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter else []
+    if skipped:
+        reporter.write_line(f"E2E_NO_SKIPS=1, but {len(skipped)} tests were skipped:", red=True)
+        for report in skipped:
+            reporter.write_line(f"  {report.nodeid}: {report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr}")
+        session.exitstatus = 1
