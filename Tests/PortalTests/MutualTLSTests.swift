@@ -28,28 +28,14 @@ final class MutualTLSTests: XCTestCase {
         let serverCertificate = try TestCertificate.make(named: "server", in: directory)
         let allowed = try TestCertificate.make(named: "portal-allowed", in: directory)
         let stranger = try TestCertificate.make(named: "portal-stranger", in: directory)
-        let keys = try PortalKeys.generate(into: directory)
         let thumbprint = try XCTUnwrap(ListenerTLS.normalizedThumbprint(try allowed.opensslFingerprint()))
-        var config = ServerConfiguration()
-        config.database = .sqlite(path: directory + "/server.sqlite")
-        config.secretFile = directory + "/secret"
-        config.trustedPortalKeys = [keys.publicKey]
-        config.internalTLS = ListenerTLS(certificateChainPath: serverCertificate.certificate, privateKeyPath: serverCertificate.privateKey,
+        try await LiveVerificationServer.run(configure: {
+            $0.internalTLS = ListenerTLS(certificateChainPath: serverCertificate.certificate, privateKeyPath: serverCertificate.privateKey,
                                          allowedClientThumbprints: [thumbprint])
-        let app = try await VerificationServerApp(configuration: config, logger: TestDatabases.testLogger)
-        let signer = try await PortalTokenSigner(privateKeyPath: keys.privateKey)
-        do {
-            try await Application(router: app.makeInternalRouter(), server: try app.makeInternalServer(),
-                                  configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-                .test(.live) { client in
-                    try await body(Fixture(port: client.port!, signer: signer, server: serverCertificate, allowed: allowed,
-                                           stranger: stranger, app: app))
-                }
-        } catch {
-            await app.shutdown()
-            throw error
+        }) { server in
+            try await body(Fixture(port: server.port, signer: server.signer, server: serverCertificate, allowed: allowed,
+                                   stranger: stranger, app: server.app))
         }
-        await app.shutdown()
     }
 
     private static func remote(_ fixture: Fixture, client: TestCertificate?) throws -> RemoteVerificationService {

@@ -16,30 +16,9 @@ import XCTest
 
 /// The portal talking to a real verification server over HTTP (`--verification-server URL`).
 final class RemoteVerificationTests: XCTestCase {
-    /// Runs a verification server's internal listener on a free local port.
-    private func withServer(teleTANsPerHour: Int = 1000, _ body: @Sendable @escaping (Int, PortalTokenSigner) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("remote-\(UUID().uuidString)")
-        let keys = try PortalKeys.generate(into: directory.path)
-        var config = ServerConfiguration()
-        config.database = .sqlite(path: directory.appendingPathComponent("server.sqlite").path)
-        config.secretFile = directory.appendingPathComponent("secret").path
-        config.trustedPortalKeys = [keys.publicKey]
-        config.teleTANsPerHour = teleTANsPerHour
-        let server = try await VerificationServerApp(configuration: config, logger: TestDatabases.testLogger)
-        let signer = try await PortalTokenSigner(privateKeyPath: keys.privateKey)
-        do {
-            try await Application(router: server.makeInternalRouter(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-                .test(.live) { client in try await body(client.port!, signer) }
-        } catch {
-            await server.shutdown()
-            throw error
-        }
-        await server.shutdown()
-    }
-
     func testOfficerGetsATeleTANFromTheServer() async throws {
-        try await withServer { port, signer in
-            let remote = RemoteVerificationService(baseURL: "http://127.0.0.1:\(port)", signer: signer)
+        try await LiveVerificationServer.run { server in
+            let remote = RemoteVerificationService(baseURL: "http://127.0.0.1:\(server.port)", signer: server.signer)
             try await PortalHarness.run(verification: remote) { portal in
                 let browser = try await portal.signedIn(.officer)
                 let shown = try await browser.issueTeleTAN()
@@ -54,8 +33,8 @@ final class RemoteVerificationTests: XCTestCase {
     }
 
     func testNoTeleTANShownWhenThePortalCannotAuditIt() async throws {
-        try await withServer { port, signer in
-            let remote = RemoteVerificationService(baseURL: "http://127.0.0.1:\(port)", signer: signer)
+        try await LiveVerificationServer.run { server in
+            let remote = RemoteVerificationService(baseURL: "http://127.0.0.1:\(server.port)", signer: server.signer)
             try await PortalHarness.run(verification: remote) { portal in
                 let browser = try await portal.signedIn(.officer)
                 // The server creates the teleTAN; the portal's own audit entry then fails.
@@ -73,8 +52,8 @@ final class RemoteVerificationTests: XCTestCase {
     }
 
     func testServerLimitBecomesTheGlobalLimitPage() async throws {
-        try await withServer(teleTANsPerHour: 1) { port, signer in
-            let remote = RemoteVerificationService(baseURL: "http://127.0.0.1:\(port)", signer: signer)
+        try await LiveVerificationServer.run(configure: { $0.teleTANsPerHour = 1 }) { server in
+            let remote = RemoteVerificationService(baseURL: "http://127.0.0.1:\(server.port)", signer: server.signer)
             try await PortalHarness.run(configure: { $0.teleTANMinimumInterval = .zero }, verification: remote) { portal in
                 let browser = try await portal.signedIn(.officer)
                 _ = try await browser.issueTeleTAN()
