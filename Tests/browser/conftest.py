@@ -42,12 +42,15 @@ class PortalInstance(ManagedProcess):
 
     name = "portal"
 
-    def __init__(self, pam_service: str, workdir: Path):
+    def __init__(self, pam_service: str, workdir: Path, database: str | None = None, secret_file: Path | None = None):
+        """`database` and `secret_file` default to the suite's database and a secret of its own;
+        a second instance of a portal (as behind a load balancer) gets the first one's."""
         super().__init__(workdir)
         self.pam_service = pam_service
         (self.port,) = free_ports(1)
         self.base_url = f"http://127.0.0.1:{self.port}"
-        self.database = os.environ.get("BROWSER_TEST_DATABASE") or f"sqlite:{workdir / 'portal.sqlite'}"
+        self.database = database or os.environ.get("BROWSER_TEST_DATABASE") or f"sqlite:{workdir / 'portal.sqlite'}"
+        self.secret_file = secret_file or workdir / "portal.secret"
 
     @property
     def sqlite_path(self) -> Path | None:
@@ -59,7 +62,7 @@ class PortalInstance(ManagedProcess):
             PORTAL_BIN, "serve",
             "--port", str(self.port),
             "--database", self.database,
-            "--secret-file", str(self.workdir / "portal.secret"),
+            "--secret-file", str(self.secret_file),
             "--pam-service", self.pam_service,
             "--templates", str(REPO / "Templates"),
             "--public-directory", str(REPO / "Public"),

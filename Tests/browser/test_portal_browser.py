@@ -9,6 +9,7 @@ stopped, over all teleTANs and passwords the tests below recorded.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sqlite3
 import subprocess
@@ -490,6 +491,55 @@ def test_audit_verify_names_the_first_broken_link(portal, browser, secrets_ledge
                             capture_output=True, text=True, timeout=60)
     assert intact.returncode == 0, intact.stderr
 
+
+
+def test_two_instances_behind_a_load_balancer_act_as_one(portal, browser, secrets_ledger, tmp_path):
+    """A second portal process on the same PostgreSQL database with the same secret, as behind a
+    load balancer: a session begun on one is valid on the other, a teleTAN issued on one is not
+    shown again on the other, failed sign-ins on both count against one name, signing out on one
+    ends the session on both, and the audit chain both appended to verifies. (Cookies are per
+    host, not per port, so the browser carries its session between the two.)"""
+    if portal.sqlite_path is not None:
+        pytest.skip("several instances need PostgreSQL (SQLite is for one instance)")
+    second = PortalInstance(portal.pam_service, tmp_path, database=portal.database, secret_file=portal.secret_file)
+    secrets_ledger.watch(second, second.database, log_marker=b"[Portal] request")
+    second.start()
+    try:
+        username, password = OFFICER
+        sign_in(browser, portal, secrets_ledger, username, password)
+        assert path_of(browser) == "/"
+        browser.get(second.base_url + "/")
+        assert path_of(browser) == "/" and signed_in_user(browser) == username, "the session is valid on the second"
+        issue_teletan(browser, username)
+        assert urlsplit(browser.current_url).port == second.port
+        read_teletan(browser, secrets_ledger)
+        browser.get(portal.base_url + "/teletan/result")
+        assert present(browser, "already-shown"), "shown once across instances"
+
+        # Five failures for one name, alternating between the instances, lock it on both.
+        name = "tt-nobody-two-instances"
+        for attempt, instance in enumerate([portal, second] * 3):
+            browser.delete_all_cookies()
+            sign_in(browser, instance, secrets_ledger, name, f"Wrong-Pass-{attempt}")
+            assert path_of(browser) == "/signin"
+        reasons = [json.loads(details).get("reason") for details in
+                   DatabaseAccess(portal.database).values("audit_log", "details", where="actor", equals=name, order_by="seq")]
+        assert reasons == ["authentication_failed"] * 5 + ["throttled"], reasons
+
+        # Signing out on the second ends the session on the first.
+        browser.delete_all_cookies()
+        sign_in(browser, second, secrets_ledger, username, password)
+        browser.get(portal.base_url + "/")
+        assert signed_in_user(browser) == username
+        browser.get(second.base_url + "/")
+        sign_out(browser)
+        browser.get(portal.base_url + "/")
+        assert path_of(browser) == "/signin", "signed out on both"
+    finally:
+        second.stop_cleanly()
+    result = subprocess.run([PORTAL_BIN, "audit", "verify", "--database", portal.database],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and "audit trail intact" in result.stdout, result.stderr
 
 
 def test_back_to_the_start_page_gives_a_usable_form(portal, browser, secrets_ledger):

@@ -58,3 +58,12 @@ class DatabaseAccess:
         if where is None:
             return self._sqlite(f"SELECT COUNT(*) FROM {table}")[1][0][0]
         return self._sqlite(f"SELECT COUNT(*) FROM {table} WHERE {where} = ?", (equals,))[1][0][0]
+
+    def values(self, table: str, column: str, where: str, equals: str, order_by: str) -> list[str]:
+        """`column` of the rows of `table` whose column `where` equals `equals`, as text."""
+        assert all(re.fullmatch(r"[a-z_]+", name) for name in (table, column, where, order_by))
+        if self.is_postgres:
+            out = self._psql(f"SELECT {column} FROM {table} WHERE {where} = :'value' ORDER BY {order_by}", value=equals)
+            return out.splitlines()
+        rows = self._sqlite(f"SELECT {column} FROM {table} WHERE {where} = ? ORDER BY {order_by}", (equals,))[1]
+        return [str(row[0]) for row in rows]
