@@ -16,6 +16,7 @@ public struct KeyedHasher: Sendable {
         public static let session = Purpose("session")
         public static let csrf = Purpose("csrf")
         public static let formNonce = Purpose("form-nonce")
+        public static let formNonceMAC = Purpose("form-nonce-mac")
         public static let registrationToken = Purpose("registration-token")
         public static let tan = Purpose("tan")
     }

@@ -56,6 +56,49 @@ final class IssuanceTests: XCTestCase {
         }
     }
 
+    func testFormNoncesAreBoundToTheirSessionUsedOnceAndExpire() async throws {
+        try await PortalHarness.run { portal in
+            // Showing the form writes nothing, however often.
+            let officer = try await portal.signedIn(.officer)
+            for _ in 0..<20 { _ = try await officer.get("/") }
+            let stored = try await portal.count("SELECT COUNT(*) AS n FROM form_nonces")
+            XCTAssertEqual(stored, 0)
+
+            let nonces = portal.portal.nonces
+            let db = portal.portal.database.database(logger: TestDatabases.testLogger)
+            let now = portal.clock.now
+            let lifetime = nonces.lifetime.seconds
+            let nonce = nonces.make(sessionHash: "session-a", now: now)
+            let parts = nonce.split(separator: "-").map(String.init)
+            XCTAssertEqual(parts.count, 3)
+            let refused: [(String, String, Date, String)] = [
+                (nonce, "session-b", now, "another session's nonce"),
+                (parts[0] + "-" + parts[1] + "-" + String(parts[2].reversed()), "session-a", now, "a changed MAC"),
+                (parts[0] + "-" + String(Int64(now.timeIntervalSince1970) - 60, radix: 16) + "-" + parts[2], "session-a", now, "a changed time"),
+                (nonce, "session-a", now.addingTimeInterval(lifetime + 1), "older than its lifetime"),
+                (nonces.make(sessionHash: "session-a", now: now.addingTimeInterval(120)), "session-a", now, "made in the future"),
+                ("", "session-a", now, "empty"),
+                (String(repeating: "0", count: 64), "session-a", now, "the old format"),
+                (nonce + "-0", "session-a", now, "an extra part"),
+            ]
+            for (candidate, session, time, what) in refused {
+                let used = try await nonces.consume(candidate, sessionHash: session, now: time, on: db)
+                XCTAssertFalse(used, what)
+            }
+            let first = try await nonces.consume(nonce, sessionHash: "session-a", now: now.addingTimeInterval(lifetime - 1), on: db)
+            XCTAssertTrue(first, "good until the end of its lifetime")
+            let second = try await nonces.consume(nonce, sessionHash: "session-a", now: now, on: db)
+            XCTAssertFalse(second, "used once")
+            // The cleanup forgets used nonces only once they are too old to be accepted anyway.
+            try await nonces.purge(olderThan: now.addingTimeInterval(-1), on: db)
+            let afterEarlyPurge = try await nonces.consume(nonce, sessionHash: "session-a", now: now, on: db)
+            XCTAssertFalse(afterEarlyPurge)
+            try await nonces.purge(olderThan: now.addingTimeInterval(1), on: db)
+            let kept = try await portal.count("SELECT COUNT(*) AS n FROM form_nonces")
+            XCTAssertEqual(kept, 0)
+        }
+    }
+
     func testConcurrentSubmitsOfOneFormCreateOneTeleTAN() async throws {
         try await PortalHarness.run(configure: { $0.teleTANMinimumInterval = .zero }) { portal in
             let browser = try await portal.signedIn(.officer)

@@ -60,7 +60,7 @@ public final class PortalApp: Sendable {
             failuresPerUser: configuration.signInFailuresPerUser, failuresPerAddress: configuration.signInFailuresPerAddress,
             window: configuration.signInWindow, lockout: configuration.signInLockout)
     }
-    var nonces: FormNonces { FormNonces(hasher: hasher) }
+    var nonces: FormNonces { FormNonces(hasher: hasher, lifetime: configuration.sessionLifetime) }
     var displays: PendingDisplays { PendingDisplays(serverSecret: serverSecret) }
     var audit: AuditLog { AuditLog() }
 

@@ -38,10 +38,8 @@ struct TeleTANController: Sendable {
         }
         var values: [String: Any] = [:]
         if request.uri.queryParameters["hidden"] != nil { values["teletan_was_hidden"] = true }
-        // A HEAD gets the page without its body: no form, so no one-use nonce is spent on it.
-        if user.has(anyOf: Role.teleTANIssuers), request.method != .head {
-            values["issue_nonce"] = try await nonces.make(
-                sessionHash: user.sessionHash, now: now(), on: database.database(logger: context.logger))
+        if user.has(anyOf: Role.teleTANIssuers) {
+            values["issue_nonce"] = nonces.make(sessionHash: user.sessionHash, now: now())
         }
         return try renderer.page("home", context: context, values: values)
     }

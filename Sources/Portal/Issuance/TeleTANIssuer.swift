@@ -56,7 +56,7 @@ struct TeleTANIssuer: Sendable {
         let request = TeleTANRequest(type: type, requestedBy: user.username, requestID: context.requestID, roles: user.cwaRoles)
         // Takes the form's nonce and counts the officer's limits; false if the form was used.
         let claimForm: @Sendable (any Database) async throws -> Bool = { tx in
-            guard try await nonces.consume(nonce, sessionHash: user.sessionHash, on: tx) else {
+            guard try await nonces.consume(nonce, sessionHash: user.sessionHash, now: time, on: tx) else {
                 try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "form_already_used"]), at: time, on: tx)
                 return false
             }
