@@ -53,6 +53,11 @@ final class IssuanceTests: XCTestCase {
             let audits = try await portal.auditActions("teletan.issue")
             XCTAssertEqual(audits.map(\.outcome), ["success", "refused"])
             XCTAssertEqual(audits.last?.detailValues["reason"], "form_already_used")
+            // A nonce that was never made for this session is told apart from a reused one.
+            let forged = try await browser.post("/teletan", ["csrf": home.hidden("csrf")!, "nonce": String(repeating: "0", count: 64)])
+            XCTAssertEqual(forged.location, "/teletan/result")
+            let lastReason = try await portal.auditActions("teletan.issue").last?.detailValues["reason"]
+            XCTAssertEqual(lastReason, "form_invalid")
         }
     }
 
@@ -82,17 +87,22 @@ final class IssuanceTests: XCTestCase {
                 (nonce + "-0", "session-a", now, "an extra part"),
             ]
             for (candidate, session, time, what) in refused {
-                let used = try await nonces.consume(candidate, sessionHash: session, now: time, on: db)
-                XCTAssertFalse(used, what)
+                let claim = try await nonces.consume(candidate, sessionHash: session, now: time, on: db)
+                XCTAssertEqual(claim, .invalid, what)
             }
             let first = try await nonces.consume(nonce, sessionHash: "session-a", now: now.addingTimeInterval(lifetime - 1), on: db)
-            XCTAssertTrue(first, "good until the end of its lifetime")
+            XCTAssertEqual(first, .claimed, "good until the end of its lifetime")
             let second = try await nonces.consume(nonce, sessionHash: "session-a", now: now, on: db)
-            XCTAssertFalse(second, "used once")
+            XCTAssertEqual(second, .alreadyUsed)
+            // Ending the session keeps its used nonces: a replay already past the session check
+            // must still find them.
+            try await portal.portal.sessions.end(sessionHash: "session-a", on: db)
+            let afterSignOut = try await nonces.consume(nonce, sessionHash: "session-a", now: now, on: db)
+            XCTAssertEqual(afterSignOut, .alreadyUsed)
             // The cleanup forgets used nonces only once they are too old to be accepted anyway.
             try await nonces.purge(olderThan: now.addingTimeInterval(-1), on: db)
             let afterEarlyPurge = try await nonces.consume(nonce, sessionHash: "session-a", now: now, on: db)
-            XCTAssertFalse(afterEarlyPurge)
+            XCTAssertEqual(afterEarlyPurge, .alreadyUsed)
             try await nonces.purge(olderThan: now.addingTimeInterval(1), on: db)
             let kept = try await portal.count("SELECT COUNT(*) AS n FROM form_nonces")
             XCTAssertEqual(kept, 0)

@@ -56,8 +56,13 @@ struct TeleTANIssuer: Sendable {
         let request = TeleTANRequest(type: type, requestedBy: user.username, requestID: context.requestID, roles: user.cwaRoles)
         // Takes the form's nonce and counts the officer's limits; false if the form was used.
         let claimForm: @Sendable (any Database) async throws -> Bool = { tx in
-            guard try await nonces.consume(nonce, sessionHash: user.sessionHash, now: time, on: tx) else {
+            switch try await nonces.consume(nonce, sessionHash: user.sessionHash, now: time, on: tx) {
+            case .claimed: break
+            case .alreadyUsed:
                 try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "form_already_used"]), at: time, on: tx)
+                return false
+            case .invalid:
+                try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "form_invalid"]), at: time, on: tx)
                 return false
             }
             try await RateLimiter().consume(userLimits(user), at: time, on: tx)

@@ -44,7 +44,7 @@ struct CleanupService: Service {
                 try await audit.append(AuditEvent(action: .sessionExpired, outcome: .success, actor: expired.username), at: time, on: tx)
             }
         }
-        try await nonces.purge(olderThan: time.addingTimeInterval(-sessions.lifetime.seconds), on: db)
+        try await nonces.purge(olderThan: time.addingTimeInterval(-(nonces.lifetime + FormNonces.clockSkewAllowance * 2).seconds), on: db)
         try await displays.purge(olderThan: time.addingTimeInterval(-displayTime.seconds), on: db)
         try await TeleTANRecord.purge(olderThan: time.addingTimeInterval(-TeleTANLifecycle.retention), on: db)
         try await RateLimiter().purge(before: time, on: db)

@@ -13,6 +13,19 @@ import TeleTAN
 /// made), and a second use finds it there. A nonce is good for `lifetime` (the session lifetime)
 /// after it was made; the cleanup removes used ones once they are older than that.
 struct FormNonces: Sendable {
+    /// What the checks allow between the clocks of instances (a nonce made "in the future"); the
+    /// cleanup keeps used nonces twice as long past their lifetime, so that an instance whose
+    /// clock runs behind still finds one it would accept.
+    static let clockSkewAllowance: Duration = .seconds(60)
+
+    enum Claim: Equatable {
+        case claimed
+        /// Used before.
+        case alreadyUsed
+        /// Not made for this session by this portal, changed, too old, or malformed.
+        case invalid
+    }
+
     let hasher: KeyedHasher
     let lifetime: Duration
 
@@ -23,13 +36,14 @@ struct FormNonces: Sendable {
         return "\(random)-\(made)-\(mac(random: random, made: made, sessionHash: sessionHash))"
     }
 
-    /// True exactly once per nonce made for this session and not older than `lifetime`. Call it
-    /// inside the issuing transaction: if that rolls back, the nonce is not used up. On
+    /// `.claimed` exactly once per nonce made for this session and not older than `lifetime`. Call
+    /// it inside the issuing transaction: if that rolls back, the nonce is not used up. On
     /// PostgreSQL a concurrent second submit waits for the first transaction's insert and then
     /// finds the row, so it cannot race past.
-    func consume(_ nonce: String, sessionHash: String, now: Date, on db: any Database) async throws -> Bool {
+    func consume(_ nonce: String, sessionHash: String, now: Date, on db: any Database) async throws -> Claim {
         guard let made = verifiedTime(nonce, sessionHash: sessionHash),
-              made <= now.addingTimeInterval(60), now.timeIntervalSince(made) <= lifetime.seconds else { return false }
+              made <= now.addingTimeInterval(Self.clockSkewAllowance.seconds),
+              now.timeIntervalSince(made) <= lifetime.seconds else { return .invalid }
         struct Row: Decodable { let nonce_hash: String }
         let random = nonce.prefix(32)
         let rows = try await sql(db).raw("""
@@ -38,7 +52,7 @@ struct FormNonces: Sendable {
             ON CONFLICT (nonce_hash) DO NOTHING
             RETURNING nonce_hash
             """).all(decoding: Row.self)
-        return !rows.isEmpty
+        return rows.isEmpty ? .alreadyUsed : .claimed
     }
 
     /// Removes used nonces made before `cutoff` (they are refused by their age anyway).

@@ -50,12 +50,15 @@ struct SessionStore: Sendable {
         try await sql(db).raw("UPDATE sessions SET last_seen_at = \(bind: now) WHERE id_hash = \(bind: record.id!)").run()
     }
 
-    /// Ends a session and everything attached to it. Returns false if another request (or the
-    /// cleanup) had already ended it, so that an ending is audited once.
+    /// Ends a session and the teleTAN waiting to be shown to it. Returns false if another request
+    /// (or the cleanup) had already ended it, so that an ending is audited once.
+    ///
+    /// Its used form nonces stay until they are too old to be accepted anyway (the cleanup's age
+    /// purge): a row there is the only record that a nonce was used, and a replay already past the
+    /// session check could otherwise use it again.
     @discardableResult
     func end(sessionHash: String, on db: any Database) async throws -> Bool {
         struct Row: Decodable { let id_hash: String }
-        try await sql(db).raw("DELETE FROM form_nonces WHERE session_hash = \(bind: sessionHash)").run()
         try await sql(db).raw("DELETE FROM pending_displays WHERE session_hash = \(bind: sessionHash)").run()
         let deleted = try await sql(db).raw("DELETE FROM sessions WHERE id_hash = \(bind: sessionHash) RETURNING id_hash")
             .all(decoding: Row.self)
@@ -73,7 +76,7 @@ struct SessionStore: Sendable {
             RETURNING id_hash, username
             """).all(decoding: Row.self)
         for row in rows {
-            try await sql(db).raw("DELETE FROM form_nonces WHERE session_hash = \(bind: row.id_hash)").run()
+            // (Used form nonces stay until the age purge: see end(sessionHash:on:).)
             try await sql(db).raw("DELETE FROM pending_displays WHERE session_hash = \(bind: row.id_hash)").run()
         }
         return rows.map { ($0.id_hash, $0.username) }
