@@ -264,6 +264,21 @@ final class AuthorizationTests: XCTestCase {
             let malformed = try await english.send("/signin", method: .post, body: ByteBuffer(string: "%%%=&&=%zz"),
                                                    headers: [.contentType: "application/x-www-form-urlencoded"])
             XCTAssertTrue([.badRequest, .forbidden].contains(malformed.status), "\(malformed.status)")
+
+            // Signed in, error pages show who is signed in and how to sign out; signed out, they
+            // do not. ("Not found" is answered outside the session lookup, after the static files.)
+            let signOutButton = "id=\"signout\""
+            let anonymousPage = try await english.get("/nowhere")
+            XCTAssertFalse(anonymousPage.body.contains(signOutButton))
+            let officer = try await portal.signedIn(.officer)
+            for path in ["/test/crash", "/test/limited", "/test/unavailable"] {
+                let page = try await officer.get(path)
+                XCTAssertTrue(page.body.contains("Signed in as <strong>\(Account.officer.rawValue)</strong>"), path)
+                XCTAssertTrue(page.body.contains(signOutButton), path)
+            }
+            let wrongMethod = try await officer.send("/teletan", method: .put, body: nil, headers: [:])
+            XCTAssertEqual(wrongMethod.status, .methodNotAllowed)
+            XCTAssertTrue(wrongMethod.body.contains(signOutButton))
         }
     }
 

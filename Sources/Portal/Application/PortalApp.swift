@@ -83,6 +83,10 @@ public final class PortalApp: Sendable {
         router.add(middleware: FileMiddleware(configuration.publicDirectory, cacheControl: .init([(.text, [.maxAge(3600)])]), searchForIndexHtml: false, logger: logger))
         router.add(middleware: OriginCheckMiddleware())
         router.add(middleware: SessionMiddleware(database: database, sessions: sessions, csrf: csrf, audit: audit, now: now))
+        // A second error page layer inside the session lookup, so that error pages show who is
+        // signed in (and Sign out); the outer one still answers when the session store fails, and
+        // for "not found" (which must reach the static files first).
+        router.add(middleware: ErrorPageMiddleware(renderer: renderer, passesNotFound: true))
         router.add(middleware: SignInRedirectMiddleware())
 
         let authorization = Authorization(database: database, csrf: csrf, audit: audit, now: now)

@@ -17,10 +17,15 @@ enum PortalError: Error {
 struct ErrorPageMiddleware: RouterMiddleware {
     typealias Context = PortalRequestContext
     let renderer: PageRenderer
+    /// Lets "not found" through to the middleware outside it: the static-file middleware serves a
+    /// file only when what is inside it found nothing.
+    var passesNotFound = false
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let error as HTTPError where passesNotFound && error.status == .notFound {
+            throw error
         } catch let error as PortalError {
             switch error {
             case .tooManyRequests(let seconds, let global):
