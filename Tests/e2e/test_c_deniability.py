@@ -87,17 +87,25 @@ def assert_medians_close(what: str, sample_round, capsys, rounds: int = 3) -> No
     assert 0.5 <= fake_median / real_median <= 2, "; ".join(seen)
 
 
+def interleaved_timings(pairs, expected_status: int) -> tuple[list[float], list[float]]:
+    """Times each (real request, dummy request) pair of calls one after the other; every answer
+    must have `expected_status`. Returns the real and the dummy durations."""
+    real_times, fake_times = [], []
+    for real, fake in pairs:
+        for call, times in ((real, real_times), (fake, fake_times)):
+            started = time.perf_counter()
+            response = call()
+            times.append(time.perf_counter() - started)
+            assert response.status == expected_status, response.body
+    return real_times, fake_times
+
+
 def test_dummy_and_real_test_result_timing(api, capsys):
     token = api.registration_token(api.new_teletan()).json()["registrationToken"]
 
     def sample_round():
-        real_times, fake_times = [], []
-        for _ in range(20):
-            for fake, times in ((False, real_times), (True, fake_times)):
-                started = time.perf_counter()
-                response = api.test_result(random_uuid() if fake else token, fake=fake)
-                times.append(time.perf_counter() - started)
-                assert response.status == 200
+        real_times, fake_times = interleaved_timings(
+            [(lambda: api.test_result(token), lambda: api.test_result(random_uuid(), fake=True))] * 20, 200)
         assert statistics.median(real_times) < 1.0 and statistics.median(fake_times) < 1.0
         return real_times, fake_times
 
@@ -109,13 +117,7 @@ def test_dummy_and_real_redemption_timing(api, capsys):
     work of the same kind and amount, so the medians stay close."""
     def sample_round():
         teletans = [api.new_teletan() for _ in range(20)]
-        real_times, fake_times = [], []
-        for teletan in teletans:
-            for fake, times in ((False, real_times), (True, fake_times)):
-                started = time.perf_counter()
-                response = api.registration_token(teletan, fake=fake)
-                times.append(time.perf_counter() - started)
-                assert response.status == 201, response.body
-        return real_times, fake_times
+        return interleaved_timings(
+            [(lambda t=t: api.registration_token(t), lambda t=t: api.registration_token(t, fake=True)) for t in teletans], 201)
 
     assert_medians_close("/registrationToken", sample_round, capsys)

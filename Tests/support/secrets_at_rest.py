@@ -185,33 +185,43 @@ class SecretsLedger:
     def check_nothing_leaked(self, workdir: Path) -> None:
         """Call when every watched server has stopped: databases closed, logs complete. Besides
         the recorded secrets, anything shaped like a JWT (the portals' bearer tokens, which the
-        tests never see) must not appear either."""
+        tests never see) must not appear in the servers' own logs and databases either."""
         still_running = [w.name for w in self.watched if w.is_running()]
         assert not still_running, f"secrets check ran while these were running: {still_running}"
         assert self.needles, "no secret was recorded: the search would check nothing"
-        contents: dict[Path, bytes] = {}
-        for watched in self.watched:
-            log = contents.setdefault(watched.log_path, watched.log_path.read_bytes())
-            assert watched.log_marker in log, f"{watched.log_path} of {watched.name} lacks {watched.log_marker!r}"
-            files = sqlite_files(watched.database)
-            if watched.database.startswith("sqlite:"):
-                assert files and files[0].stat().st_size > 0, f"{watched.database} of {watched.name} is missing or empty"
-            for path in files:
-                contents.setdefault(path, path.read_bytes())
-        for url in sorted({w.database for w in self.watched if is_postgres(w.database)}):
-            dump = dump_postgres(url, workdir)
-            contents[dump] = dump.read_bytes()
-            assert b"COPY public.teletans" in contents[dump], f"the dump of {url.split('@')[-1]} has no teletans table"
-        problems = []
-        for path, content in contents.items():
-            problems += [f"{label} found in {path}" for needle, label in self.needles.items() if needle in content]
-            if JWT_SHAPE.search(content):
-                problems.append(f"a JWT (bearer token) found in {path}")
-        problems += self._search_raw_files(workdir)
+        own = self._servers_own_files(workdir)
+        problems = [f"a JWT (bearer token) found in {path}" for path in own if JWT_SHAPE.search(path.read_bytes())]
+        files = [*own, *self._other_files(workdir)]
+        # A planted file proves the search finds what it looks for (a wrong grep flag would
+        # otherwise pass everything).
+        canary, planted = b"canary-" + os.urandom(8).hex().encode(), workdir / "planted"
+        planted.write_bytes(b"\0binary\0" + canary + b"\0")
+        found = set(grep_needles([*self.needles, canary], [planted, *files], workdir))
+        assert (planted, canary) in found, "the search did not find a planted needle"
+        problems += [f"{self.needles.get(needle, repr(needle))} found in {path}"
+                     for path, needle in sorted(found - {(planted, canary)})]
         assert not problems, "secrets at rest or in logs:\n" + "\n".join(problems)
 
-    def _search_raw_files(self, workdir: Path) -> list[str]:
-        """The needles in PostgreSQL's own files and in the watched directories."""
+    def _servers_own_files(self, workdir: Path) -> list[Path]:
+        """Each watched server's log and SQLite files, and a dump of each PostgreSQL database."""
+        files: list[Path] = []
+        for watched in self.watched:
+            assert watched.log_marker in watched.log_path.read_bytes(), \
+                f"{watched.log_path} of {watched.name} lacks {watched.log_marker!r}"
+            database_files = sqlite_files(watched.database)
+            if watched.database.startswith("sqlite:"):
+                assert database_files and database_files[0].stat().st_size > 0, \
+                    f"{watched.database} of {watched.name} is missing or empty"
+            files += [watched.log_path, *database_files]
+        for url in sorted({w.database for w in self.watched if is_postgres(w.database)}):
+            dump = dump_postgres(url, workdir)
+            assert b"COPY public.teletans" in dump.read_bytes(), f"the dump of {url.split('@')[-1]} has no teletans table"
+            files.append(dump)
+        return list(dict.fromkeys(files))  # several watchers may share a file
+
+    def _other_files(self, workdir: Path) -> list[Path]:
+        """PostgreSQL's own files (raw relation files, write-ahead log, what the run added to the
+        server log) and the watched directories."""
         files: list[Path] = []
         for url in sorted({w.database for w in self.watched if is_postgres(w.database)}):
             raw = raw_postgres_files(url, since=self.started)
@@ -230,13 +240,4 @@ class SecretsLedger:
             in_directory = regular_files(directory)
             assert in_directory, f"{what} {directory} is empty: the search would check nothing"
             files += in_directory
-        if not files:
-            return []
-        # A planted file proves the search finds what it looks for (a wrong grep flag would
-        # otherwise pass everything).
-        canary, planted = b"canary-" + os.urandom(8).hex().encode(), workdir / "planted"
-        planted.write_bytes(b"\0binary\0" + canary + b"\0")
-        found = set(grep_needles([*self.needles, canary], [planted, *files], workdir))
-        assert (planted, canary) in found, "the search did not find a planted needle"
-        return [f"{self.needles.get(needle, repr(needle))} found in {path}"
-                for path, needle in sorted(found - {(planted, canary)})]
+        return files
