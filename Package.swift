@@ -69,19 +69,63 @@ let package = Package(
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        // The web portal: routes, sessions, CSRF, templates, limits.
-        .target(name: "Portal", dependencies: [
-            "PAMAuth", "TeleTAN", "Storage", "Audit", "Verification", "ServiceAuth", "HTTPSupport",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
+        // Roles, permissions and the one table between them; who acts (for domain code). No HTTP.
+        .target(name: "AccessControl", dependencies: [
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The portal's client of a standalone verification server (HTTP, JWT, client TLS).
+        .target(name: "VerificationClient", dependencies: [
+            "Verification", "ServiceAuth", "TeleTAN",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "FluentKit", package: "fluent-kit"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
+        // Templates/ and Public/, built into the binary by the EmbedAssets plugin.
+        .target(name: "PortalAssets", plugins: ["EmbedAssets"]),
+        .plugin(name: "EmbedAssets", capability: .buildTool(), dependencies: ["EmbedAssetsTool"]),
+        .executableTarget(name: "EmbedAssetsTool"),
+        // The portal's web foundation: request context and pipeline, sessions, CSRF and form
+        // nonces, access declarations, page rendering, operations routes, the feature protocol.
+        .target(name: "PortalWeb", dependencies: [
+            "AccessControl", "Audit", "Storage", "TeleTAN", "HTTPSupport", "PortalAssets",
+            .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
             .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "FluentKit", package: "fluent-kit"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Feature: sign-in through PAM, throttling, sign-out.
+        .target(name: "SignIn", dependencies: [
+            "PortalWeb", "AccessControl", "PAMAuth", "Audit", "Storage",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "FluentKit", package: "fluent-kit"),
+        ]),
+        // Feature: issuing TEST teleTANs, shown once.
+        .target(name: "Issuance", dependencies: [
+            "PortalWeb", "AccessControl", "Audit", "Storage", "TeleTAN", "Verification",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "FluentKit", package: "fluent-kit"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The portal: wires the web foundation and the features together.
+        .target(name: "Portal", dependencies: [
+            "PortalWeb", "SignIn", "Issuance", "AccessControl", "PAMAuth", "TeleTAN", "Storage", "Audit", "Verification",
+            "HTTPSupport",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "FluentKit", package: "fluent-kit"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // The standalone verification server (CWA v1 API) over the same Verification code.
         .target(name: "VerificationServer", dependencies: [
@@ -117,7 +161,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "PortalCommand", dependencies: [
-            "Portal", "Audit", "Storage", "TeleTAN", "CommandSupport", "ServiceAuth",
+            "Portal", "VerificationClient", "Audit", "Storage", "TeleTAN", "CommandSupport", "ServiceAuth",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
@@ -136,13 +180,14 @@ let package = Package(
             .product(name: "FluentKit", package: "fluent-kit"),
         ]),
         .testTarget(name: "VerificationServerTests", dependencies: [
-            "VerificationServer", "Verification", "ServiceAuth", "TeleTAN", "Storage", "TestSupport", "Portal", "Audit",
+            "VerificationServer", "Verification", "ServiceAuth", "TeleTAN", "Storage", "TestSupport", "Audit",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "FluentKit", package: "fluent-kit"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
         .testTarget(name: "PortalTests", dependencies: [
-            "Portal", "Audit", "Storage", "Verification", "TeleTAN", "TestSupport", "VerificationServer", "ServiceAuth",
+            "Portal", "PortalWeb", "SignIn", "Issuance", "AccessControl", "VerificationClient", "PAMAuth",
+            "Audit", "Storage", "Verification", "TeleTAN", "TestSupport", "VerificationServer", "ServiceAuth",
             .product(name: "AsyncKit", package: "async-kit"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),

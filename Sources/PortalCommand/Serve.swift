@@ -8,6 +8,7 @@ import Portal
 import ServiceAuth
 import Storage
 import TeleTAN
+import VerificationClient
 
 /// Options shared by `serve` and `migrate`.
 struct DatabaseOptions: ParsableArguments {
@@ -90,10 +91,10 @@ struct Serve: AsyncParsableCommand {
 
     @Flag(help: "Trust X-Forwarded-For/-Proto from a reverse proxy (env PORTAL_TRUST_PROXY=1)")
     var trustProxy = Environment.flag("PORTAL_TRUST_PROXY")
-    @Option(help: "Directory of the HTML templates (env PORTAL_TEMPLATES)")
-    var templates: String = Environment.value("PORTAL_TEMPLATES") ?? "Templates"
-    @Option(help: "Directory of the static files (env PORTAL_PUBLIC)")
-    var publicDirectory: String = Environment.value("PORTAL_PUBLIC") ?? "Public"
+    @Option(help: "Directory of HTML templates to use instead of the built-in ones (env PORTAL_TEMPLATES)")
+    var templates: String? = Environment.value("PORTAL_TEMPLATES")
+    @Option(help: "Directory of static files to use instead of the built-in ones (env PORTAL_PUBLIC)")
+    var publicDirectory: String? = Environment.value("PORTAL_PUBLIC")
 
     func makeConfiguration() throws -> PortalConfiguration {
         var config = PortalConfiguration()
@@ -127,7 +128,7 @@ struct Serve: AsyncParsableCommand {
         config.trustProxy = trustProxy
         config.templatesDirectory = templates
         config.publicDirectory = publicDirectory
-        for (directory, flag, env) in [(templates, "--templates", "PORTAL_TEMPLATES"), (publicDirectory, "--public-directory", "PORTAL_PUBLIC")] {
+        for case let (directory?, flag, env) in [(templates, "--templates", "PORTAL_TEMPLATES"), (publicDirectory, "--public-directory", "PORTAL_PUBLIC")] {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw ConfigurationError(message: "\(flag) (\(env)): directory '\(directory)' does not exist")

@@ -31,24 +31,3 @@ extension TeleTANRecord {
         try await TeleTANRecord.query(on: db).filter(\.$createdAt < cutoff).delete()
     }
 }
-
-public struct CreateTeleTANRecords: AsyncMigration {
-    public init() {}
-
-    public func prepare(on database: any Database) async throws {
-        try await database.schema(TeleTANRecord.schema)
-            .id()
-            .field("hash", .string, .required)
-            .field("type", .string, .required)
-            .field("created_at", .datetime, .required)
-            .field("valid_until", .datetime, .required)
-            .field("redeemed_at", .datetime)
-            .field("requested_by", .string, .required)
-            .unique(on: "hash")
-            .create()
-    }
-
-    public func revert(on database: any Database) async throws {
-        try await database.schema(TeleTANRecord.schema).delete()
-    }
-}

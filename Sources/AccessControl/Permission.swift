@@ -1,0 +1,53 @@
+/// What a signed-in person may do. Route groups declare the permission they need
+/// (`PortalWeb.Access`), and ``granted`` is the one table that says which role holds which.
+package enum Permission: String, Sendable, CaseIterable, Comparable {
+    case issueTestTeleTAN = "issue_test_teletan"
+    case issueEventTeleTAN = "issue_event_teletan"
+    case workHotlineCalls = "work_hotline_calls"
+    case reviewAuditTrail = "review_audit_trail"
+    case manageSessionsAndLockouts = "manage_sessions_and_lockouts"
+
+    /// The permission table: every role's permissions, and nothing else grants any.
+    package static let granted: [Role: Set<Permission>] = [
+        .officer: [.issueTestTeleTAN],
+        .hotline: [.issueTestTeleTAN, .workHotlineCalls],
+        .event: [.issueEventTeleTAN],
+        .admin: [.reviewAuditTrail, .manageSessionsAndLockouts],
+    ]
+
+    /// The roles that hold this permission.
+    package var roles: Set<Role> {
+        Set(Role.allCases.filter { Self.granted[$0, default: []].contains(self) })
+    }
+
+    package static func < (lhs: Permission, rhs: Permission) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
+extension Set where Element == Role {
+    /// True when one of these roles holds `permission`.
+    package func allow(_ permission: Permission) -> Bool {
+        !isDisjoint(with: permission.roles)
+    }
+
+    /// The role named in the audit trail for an action under `permission`: the first role, in
+    /// ``Role`` order, that holds it.
+    package func acting(for permission: Permission) -> Role? {
+        intersection(permission.roles).min()
+    }
+
+    /// The roles a CWA verification server knows: TEST teleTANs need `c19hotline`, EVENT
+    /// teleTANs `c19hotline_event`.
+    package var cwaRoles: [String] {
+        var result: [String] = []
+        if allow(.issueTestTeleTAN) { result.append("c19hotline") }
+        if allow(.issueEventTeleTAN) { result.append("c19hotline_event") }
+        return result
+    }
+
+    /// "officer,admin": how sessions and the audit trail store a set of roles.
+    package var joined: String {
+        sorted().map(\.rawValue).joined(separator: ",")
+    }
+}

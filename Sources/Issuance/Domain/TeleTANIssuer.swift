@@ -1,0 +1,136 @@
+import AccessControl
+import Audit
+import FluentKit
+import Foundation
+import Logging
+import PortalWeb
+import Storage
+import TeleTAN
+import Verification
+
+/// Issues a teleTAN for a signed-in officer: one per form nonce, within the officer's limits,
+/// through the ``VerificationService``, audited, and parked (sealed) for the one page view that
+/// shows it. All of that is one database transaction: if the audit entry cannot be written, the
+/// teleTAN is neither stored nor shown.
+///
+/// It takes who acts as an ``ActingUser``, never an HTTP request, so that other features (a
+/// hotline call) issue through the same code.
+package struct TeleTANIssuer: Sendable {
+    package enum Outcome: Equatable {
+        /// A teleTAN is waiting for the result page.
+        case issued(type: TeleTANType)
+        /// The form was already used (a double click or a replay); nothing new was created.
+        case formAlreadyUsed
+    }
+
+    let database: PortalDatabase
+    let service: any VerificationService
+    let nonces: FormNonces
+    let displays: PendingDisplays
+    let audit: AuditLog
+    let hasher: KeyedHasher
+    let minimumInterval: RateRule
+    let dailyLimit: RateRule
+    let metrics: PortalMetrics
+    let now: @Sendable () -> Date
+
+    package init(
+        database: PortalDatabase, service: any VerificationService, nonces: FormNonces, displays: PendingDisplays,
+        audit: AuditLog, hasher: KeyedHasher, minimumInterval: Duration, perDay: Int, metrics: PortalMetrics,
+        now: @escaping @Sendable () -> Date
+    ) {
+        self.database = database
+        self.service = service
+        self.nonces = nonces
+        self.displays = displays
+        self.audit = audit
+        self.hasher = hasher
+        self.minimumInterval = RateRule(name: "teletan.user.interval", limit: 1, window: minimumInterval)
+        self.dailyLimit = RateRule(name: "teletan.user.day", limit: perDay, window: .seconds(24 * 60 * 60))
+        self.metrics = metrics
+        self.now = now
+    }
+
+    /// Issues a teleTAN of `type` for `user`, once for the form `nonce` (made for the user's
+    /// session). Throws ``IssuanceError`` when a limit is reached or no teleTAN could be made.
+    package func issue(type: TeleTANType, by user: ActingUser, nonce: String) async throws -> Outcome {
+        let time = now()
+        let db = database.database(logger: user.logger)
+        let event: @Sendable (AuditEvent.Outcome, String?, [String: String]) -> AuditEvent = { outcome, subject, details in
+            AuditEvent(action: .teleTANIssue, outcome: outcome, actor: user.username, role: user.role.rawValue,
+                       address: user.address, requestID: user.requestID, subject: subject, details: details)
+        }
+        let request = TeleTANRequest(type: type, requestedBy: user.username, requestID: user.requestID, roles: user.roles.cwaRoles)
+        // Takes the form's nonce and counts the officer's limits; false if the form was used.
+        let claimForm: @Sendable (any Database) async throws -> Bool = { tx in
+            switch try await nonces.consume(nonce, sessionHash: user.sessionHash, now: time, on: tx) {
+            case .claimed: break
+            case .alreadyUsed:
+                try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "form_already_used"]), at: time, on: tx)
+                return false
+            case .invalid:
+                try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "form_invalid"]), at: time, on: tx)
+                return false
+            }
+            try await RateLimiter().consume(userLimits(user), at: time, on: tx)
+            return true
+        }
+        // Parks the new teleTAN (sealed) for the result page and audits it. The audit append
+        // comes last: it locks the chain head until commit, so it should hold it briefly.
+        let record: @Sendable (IssuedTeleTAN, any Database) async throws -> Void = { issued, tx in
+            try await displays.store(
+                .init(teleTAN: issued.teleTAN.value, type: type.rawValue, validUntil: issued.validUntil, issuedAt: issued.issuedAt),
+                sessionHash: user.sessionHash, now: time, on: tx)
+            try await audit.append(event(
+                .success, hasher.hash(issued.teleTAN.value, for: .teleTANFingerprint),
+                ["type": type.rawValue, "valid_until": issued.validUntil.formatted(.iso8601)]
+            ), at: time, on: tx)
+        }
+        do {
+            if service.sharesDatabase {
+                // Embedded: creation, audit entry and display commit together, or not at all.
+                let outcome: Outcome = try await db.transaction { tx in
+                    guard try await claimForm(tx) else { return .formAlreadyUsed }
+                    try await record(try await service.issueTeleTAN(request, within: tx), tx)
+                    return .issued(type: type)
+                }
+                if case .issued = outcome { metrics.teleTANIssued(type: type.rawValue) }
+                return outcome
+            }
+            // Remote: no database transaction stays open during the HTTP call. The form is
+            // claimed first (so a double submit still creates one teleTAN); a teleTAN the server
+            // created but whose audit entry fails is never shown and simply expires.
+            guard try await db.transaction({ try await claimForm($0) }) else { return .formAlreadyUsed }
+            let issued = try await service.issueTeleTAN(request, within: db)
+            try await db.transaction { try await record(issued, $0) }
+            metrics.teleTANIssued(type: type.rawValue)
+            return .issued(type: type)
+        } catch let limited as RateLimitExceeded {
+            metrics.rateLimited(scope: "user")
+            try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "rate_limit", "rule": limited.rule.name]), at: time, on: db)
+            throw IssuanceError.tooManyRequests(retryAfterSeconds: Self.seconds(limited.retryAfter), global: false)
+        } catch VerificationServiceError.globalLimitReached(let retryAfter) {
+            metrics.rateLimited(scope: "global")
+            try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "global_limit"]), at: time, on: db)
+            throw IssuanceError.tooManyRequests(retryAfterSeconds: Self.seconds(retryAfter), global: true)
+        } catch VerificationServiceError.unavailable(let reason) {
+            try await audit.append(event(.failure, nil, ["type": type.rawValue, "reason": "service_unavailable", "detail": reason]), at: time, on: db)
+            throw IssuanceError.serviceUnavailable
+        } catch {
+            // The database (or the audit write) failed: nothing was committed, nothing is shown.
+            user.logger.error("teleTAN issuance failed", metadata: ["error": "\(String(reflecting: Swift.type(of: error)))"])
+            _ = try? await audit.append(event(.failure, nil, ["type": type.rawValue, "reason": "internal_error"]), at: time, on: db)
+            throw IssuanceError.serviceUnavailable
+        }
+    }
+
+    /// The officer's own limits; an interval of zero is switched off (benchmarks).
+    private func userLimits(_ user: ActingUser) -> [(rule: RateRule, key: String)] {
+        let rules = minimumInterval.window > .zero ? [minimumInterval, dailyLimit] : [dailyLimit]
+        return rules.map { ($0, user.username) }
+    }
+
+    static func seconds(_ duration: Duration) -> Int {
+        max(1, Int(duration.components.seconds) + (duration.components.attoseconds > 0 ? 1 : 0))
+    }
+}

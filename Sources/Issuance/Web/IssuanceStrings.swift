@@ -1,0 +1,48 @@
+import PortalWeb
+
+/// The start page's, the result page's and the issuance errors' texts.
+enum IssuanceStrings {
+    static let table = StringTable(english: [
+        "home_title": "teleTAN",
+        "issue_intro": "Issue a teleTAN (type TEST, valid 1 hour) for a person with a positive test. It is shown once.",
+        "issue_teletan": "Issue teleTAN",
+        "no_issue_role": "Your roles do not include issuing teleTANs.",
+        "no_role_title": "No role assigned",
+        "no_role_text": "You are signed in, but your account has no role in this portal. Ask your administrator to add you to the right group.",
+        "result_title": "Your teleTAN",
+        "result_read_out": "Read this teleTAN to the caller, group by group:",
+        "result_spelled": "Spelled out",
+        "result_valid_until": "Valid until",
+        "result_type": "Type",
+        "result_hidden_after": "This teleTAN is shown only once and is hidden after {duration}.",
+        "result_hidden": "The teleTAN has been hidden. Issue a new one if needed.",
+        "copy": "Copy teleTAN",
+        "copy_failed": "Copying is not allowed here; please read the teleTAN from the screen.",
+        "copied": "Copied",
+        "passed_on": "I have passed it on",
+        "already_shown_title": "Already shown",
+        "already_shown": "This teleTAN has already been shown. For safety it is never shown again - issue a new one if needed.",
+        "error_429_global": "The limit of teleTANs for the whole service is reached. Please try again in {wait}.",
+    ], german: [
+        "home_title": "teleTAN",
+        "issue_intro": "Eine teleTAN (Typ TEST, 1 Stunde gültig) für eine positiv getestete Person erzeugen. Sie wird nur einmal angezeigt.",
+        "issue_teletan": "teleTAN erzeugen",
+        "no_issue_role": "Ihre Rollen erlauben nicht, teleTANs zu erzeugen.",
+        "no_role_title": "Keine Rolle zugewiesen",
+        "no_role_text": "Sie sind angemeldet, aber Ihr Konto hat keine Rolle in diesem Portal. Bitten Sie Ihre Administration, Sie der passenden Gruppe hinzuzufügen.",
+        "result_title": "Ihre teleTAN",
+        "result_read_out": "Lesen Sie der anrufenden Person diese teleTAN gruppenweise vor:",
+        "result_spelled": "Buchstabiert",
+        "result_valid_until": "Gültig bis",
+        "result_type": "Typ",
+        "result_hidden_after": "Diese teleTAN wird nur einmal angezeigt und nach {duration} ausgeblendet.",
+        "result_hidden": "Die teleTAN wurde ausgeblendet. Erzeugen Sie bei Bedarf eine neue.",
+        "copy": "teleTAN kopieren",
+        "copy_failed": "Kopieren ist hier nicht erlaubt; bitte lesen Sie die teleTAN vom Bildschirm ab.",
+        "copied": "Kopiert",
+        "passed_on": "Ich habe sie weitergegeben",
+        "already_shown_title": "Bereits angezeigt",
+        "already_shown": "Diese teleTAN wurde bereits angezeigt. Aus Sicherheitsgründen wird sie nie wieder angezeigt - erzeugen Sie bei Bedarf eine neue.",
+        "error_429_global": "Das Limit an teleTANs für den gesamten Dienst ist erreicht. Bitte versuchen Sie es in {wait} erneut.",
+    ])
+}

@@ -1,0 +1,109 @@
+import AccessControl
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PortalWeb
+import Storage
+import TeleTAN
+
+/// The start page with the issuing form, issuing, the once-only result page, and "passed on".
+struct TeleTANController: Sendable {
+    let database: PortalDatabase
+    let csrf: CSRF
+    let issuer: TeleTANIssuer
+    let nonces: FormNonces
+    let displays: PendingDisplays
+    let renderer: PageRenderer
+    let displayTime: Duration
+    let now: @Sendable () -> Date
+
+    func addRoutes(to routes: DeclaredRoutes) {
+        routes.group(access: .signedIn)
+            .get("/", use: home)
+        routes.group("/teletan", access: .permission(.issueTestTeleTAN))
+            .post(use: issue)
+            .get("result", use: result)
+            .post("done", use: done)
+    }
+
+    struct IssueForm: Decodable {
+        let csrf: String
+        let nonce: String
+    }
+
+    struct DoneForm: Decodable {
+        let csrf: String
+    }
+
+    @Sendable func home(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity else { throw SignInRequired() }
+        guard !user.roles.isEmpty else {
+            return try renderer.page(NoRolePage(), context: context)
+        }
+        return try renderer.page(HomePage(
+            teleTANWasHidden: request.uri.queryParameters["hidden"] != nil,
+            issueNonce: user.may(.issueTestTeleTAN) ? nonces.make(sessionHash: user.sessionHash, now: now()) : nil
+        ), context: context)
+    }
+
+    @Sendable func issue(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .issueTestTeleTAN) else { throw SignInRequired() }
+        let form = try await request.decode(as: IssueForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        _ = try await issuer.issue(type: .test, by: acting, nonce: form.nonce)
+        // Issued or not (a second click), the result page shows what is waiting, at most once.
+        return PageRenderer.redirect(to: "/teletan/result")
+    }
+
+    @Sendable func result(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity else { throw SignInRequired() }
+        // A HEAD must not use up the one showing: only a GET takes the teleTAN.
+        if request.method == .head {
+            return try renderer.page(AlreadyShownPage(), context: context)
+        }
+        let db = database.database(logger: context.logger)
+        guard let (content, storedAt) = try await displays.take(sessionHash: user.sessionHash, on: db),
+              let teleTAN = TeleTAN(content.teleTAN),
+              now().timeIntervalSince(storedAt) < displayTime.seconds
+        else {
+            return try renderer.page(AlreadyShownPage(), context: context)
+        }
+        let language = context.language
+        // With the time zone: the caller may be elsewhere, the server may run in UTC.
+        let validUntil = content.validUntil.formatted(
+            .dateTime.day().month(.abbreviated).year().hour(.twoDigits(amPM: .omitted)).minute().timeZone(.specificName(.short))
+                .locale(Locale(identifier: language.locale)))
+        let remaining = max(1, Int(displayTime.seconds - now().timeIntervalSince(storedAt)))
+        let page = ResultPage(
+            groups: teleTAN.groups.map { group in
+                ResultPage.Group(text: group, spelled: group.map { SpellingAlphabet.spell($0, in: language) }.joined(separator: " - "))
+            },
+            type: content.type,
+            validUntil: validUntil,
+            validUntilISO: content.validUntil.formatted(.iso8601),
+            hideAfterSeconds: remaining,
+            hiddenAfterText: renderer.text(
+                "result_hidden_after", in: language,
+                ["duration": DurationText.text(seconds: Int(displayTime.seconds.rounded(.up)), in: language)]))
+        return try renderer.page(page, context: context, headers: [
+            // Leaves the page when the display time is over, even without JavaScript; the start
+            // page then says why the teleTAN is gone.
+            .refresh: "\(remaining);url=/?hidden=1",
+        ])
+    }
+
+    @Sendable func done(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity else { throw SignInRequired() }
+        let form = try await request.decode(as: DoneForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        var response = PageRenderer.redirect(to: "/")
+        // Evicts the result page from the browser's back/forward cache, which may keep even a
+        // `no-store` page: the back button must not bring the teleTAN back.
+        response.headers[HTTPField.Name("Clear-Site-Data")!] = "\"cache\""
+        return response
+    }
+}
+
+extension HTTPField.Name {
+    static let refresh = HTTPField.Name("Refresh")!
+}

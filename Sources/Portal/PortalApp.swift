@@ -1,0 +1,121 @@
+import Audit
+import FluentKit
+import Foundation
+import Hummingbird
+import HTTPSupport
+import Issuance
+import Logging
+import PAMAuth
+import PortalWeb
+import ServiceLifecycle
+import SignIn
+import Storage
+import TeleTAN
+import Verification
+
+/// The assembled portal: opens the database, runs every module's and feature's migrations,
+/// loads the secret and the pages, and wires the web foundation and the features together.
+/// `portal serve` runs it; tests build it the same way.
+package final class PortalApp: Sendable {
+    /// The features, in the order their routes and cleanup run.
+    static let featureTypes: [any PortalFeature.Type] = [SignInFeature.self, IssuanceFeature.self]
+
+    /// Every schema change, in order: the modules below the portal, the web foundation, then each
+    /// feature's. Databases record them by name, so none is ever renamed or edited.
+    package static let migrations: [any Migration] =
+        [CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords()]
+        + WebFoundation.migrations + featureTypes.flatMap { $0.migrations }
+
+    /// Every feature's texts together with the foundation's.
+    package static let strings = StringTable.merged([WebFoundation.strings] + featureTypes.map { $0.strings })
+
+    package let configuration: PortalConfiguration
+    package let foundation: WebFoundation
+    package let pam: PAMAuthenticator
+    package let signIn: SignInFeature
+    package let issuance: IssuanceFeature
+    let verification: any VerificationService
+    let logger: Logger
+
+    var features: [any PortalFeature] { [signIn, issuance] }
+    package var database: PortalDatabase { foundation.database }
+
+    /// - Parameter verification: the teleTAN source; nil for the embedded service.
+    package init(
+        configuration: PortalConfiguration, logger: Logger, verification: (any VerificationService)? = nil,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) async throws {
+        self.configuration = configuration
+        self.logger = logger
+        let serverSecret = try SecretFile.loadOrCreate(at: configuration.secretFile)
+        let assets = try AssetFiles.load(
+            templatesDirectory: configuration.templatesDirectory, publicDirectory: configuration.publicDirectory)
+        let database = try await PortalDatabase.openMigrated(
+            location: configuration.database, poolSize: configuration.databasePoolSize, migrations: Self.migrations, logger: logger)
+        do {
+            foundation = try WebFoundation(
+                database: database, assets: assets, strings: Self.strings, serverSecret: serverSecret,
+                idleTimeout: configuration.idleTimeout, sessionLifetime: configuration.sessionLifetime,
+                trustProxy: configuration.trustProxy, logger: logger, now: now)
+        } catch {
+            await database.shutdown()
+            throw error
+        }
+        let verification = verification ?? EmbeddedVerificationService(
+            hasher: foundation.hasher,
+            globalLimit: EmbeddedVerificationService.defaultGlobalLimit(perHour: configuration.teleTANsPerHourGlobal),
+            logger: logger, now: now)
+        self.verification = verification
+        pam = PAMAuthenticator(configuration: PAMConfiguration(service: configuration.pamService, threads: configuration.pamThreads), logger: logger)
+        signIn = SignInFeature(foundation: foundation, pam: pam, settings: configuration.signInSettings)
+        issuance = IssuanceFeature(foundation: foundation, verification: verification, settings: configuration.issuanceSettings)
+    }
+
+    package func makeRouter() -> Router<PortalRequestContext> {
+        foundation.makeRouter(features: features)
+    }
+
+    /// The routes and their access declarations, without the 405 answers (tests read them).
+    package func makeRoutes() -> (router: Router<PortalRequestContext>, routes: DeclaredRoutes) {
+        foundation.makeRoutes(features: features)
+    }
+
+    package func makeApplication() -> some ApplicationProtocol {
+        Application(
+            router: makeRouter(),
+            server: .http1(configuration: HTTPServerDefaults.http1),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            services: [foundation.makeCleanupService(features: features)],
+            logger: logger)
+    }
+
+    /// Runs the cleanup once; tests use it instead of waiting for the timer.
+    package func runCleanup() async throws {
+        try await foundation.runCleanup(features: features)
+    }
+
+    package func shutdown() async {
+        await pam.shutdown()
+        await database.shutdown()
+    }
+}
+
+extension PortalConfiguration {
+    var signInSettings: SignInFeature.Settings {
+        var settings = SignInFeature.Settings()
+        settings.roleGroups = roleGroups
+        settings.failuresPerUser = signInFailuresPerUser
+        settings.failuresPerAddress = signInFailuresPerAddress
+        settings.window = signInWindow
+        settings.lockout = signInLockout
+        return settings
+    }
+
+    var issuanceSettings: IssuanceFeature.Settings {
+        var settings = IssuanceFeature.Settings()
+        settings.minimumInterval = teleTANMinimumInterval
+        settings.perUserPerDay = teleTANsPerUserPerDay
+        settings.displayTime = teleTANDisplayTime
+        return settings
+    }
+}

@@ -1,0 +1,46 @@
+import AccessControl
+import Foundation
+import Storage
+
+/// Everything an operator can set; `portal serve` fills it from flags and environment variables
+/// (docs/configuration.md). Defaults are the embedded, single-machine setup.
+package struct PortalConfiguration: Sendable {
+    package var host = "127.0.0.1"
+    package var port = 8080
+    package var database = DatabaseLocation.sqlite(path: "portal.sqlite")
+    /// PostgreSQL connections per instance (SQLite always uses one).
+    package var databasePoolSize = 16
+    package var secretFile = "portal.secret"
+    package var pamService = "teletan-portal"
+    package var pamThreads = 16
+    package var roleGroups = RoleGroups()
+
+    /// Sessions: idle timeout and absolute lifetime.
+    package var idleTimeout: Duration = .seconds(15 * 60)
+    package var sessionLifetime: Duration = .seconds(8 * 60 * 60)
+
+    /// Sign-in throttling: failures per username before that username is locked, and for how long.
+    package var signInFailuresPerUser = 5
+    /// Failures per client address (over all usernames) before the address is locked. Far above
+    /// the per-user limit, so one person's typos never lock out an office behind one NAT address.
+    package var signInFailuresPerAddress = 50
+    package var signInWindow: Duration = .seconds(15 * 60)
+    package var signInLockout: Duration = .seconds(15 * 60)
+
+    /// teleTAN limits: per officer, and for the whole verification service.
+    package var teleTANMinimumInterval: Duration = .seconds(30)
+    package var teleTANsPerUserPerDay = 100
+    package var teleTANsPerHourGlobal = 1000
+    /// How long the result page shows a teleTAN before it is hidden again.
+    package var teleTANDisplayTime: Duration = .seconds(10 * 60)
+
+    /// Trust `X-Forwarded-For` and `X-Forwarded-Proto` from a reverse proxy in front.
+    package var trustProxy = false
+
+    /// Directories to read the page templates and static files from instead of the ones built
+    /// into the binary; nil for the built-in ones.
+    package var templatesDirectory: String?
+    package var publicDirectory: String?
+
+    package init() {}
+}

@@ -1,0 +1,47 @@
+import AccessControl
+import Audit
+import Foundation
+import Hummingbird
+import Storage
+
+/// Enforces a route group's ``Access`` before its handlers run: not signed in goes to the
+/// sign-in page; signed in without the permission gets the 403 page, and the refusal is audited.
+struct AccessMiddleware: RouterMiddleware {
+    typealias Context = PortalRequestContext
+    let access: Access
+    let database: PortalDatabase
+    let audit: AuditLog
+    let now: @Sendable () -> Date
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if case .public = access { return try await next(request, context) }
+        guard let user = context.identity else { throw SignInRequired() }
+        guard access.admits(user.roles) else {
+            try await audit.append(AuditEvent(
+                action: .accessDenied, outcome: .refused, actor: user.username, role: user.roles.joined,
+                address: context.clientAddress, requestID: context.requestID,
+                details: ["method": request.method.rawValue, "path": request.uri.path]),
+                at: now(), on: database.database(logger: context.logger))
+            throw HTTPError(.forbidden)
+        }
+        return try await next(request, context)
+    }
+}
+
+/// Not signed in: a redirect to the sign-in page (thrown so that code stays linear).
+package struct SignInRequired: Error {
+    package init() {}
+}
+
+/// Turns ``SignInRequired`` into a redirect to the sign-in page.
+struct SignInRedirectMiddleware: RouterMiddleware {
+    typealias Context = PortalRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch is SignInRequired {
+            return PageRenderer.redirect(to: context.sessionExpired ? "/signin?expired=1" : "/signin")
+        }
+    }
+}

@@ -1,0 +1,29 @@
+import Hummingbird
+import TeleTAN
+
+/// CSRF tokens. A signed-in form carries a token derived from the session; the sign-in forms
+/// (before there is a session) carry one derived from a random pre-session cookie. Both are
+/// keyed hashes, so they cannot be forged without the server secret, and are compared in
+/// constant time.
+package struct CSRF: Sendable {
+    package static let preSessionCookie = "portal_presession"
+    let hasher: KeyedHasher
+
+    package func token(forSession sessionHash: String) -> String {
+        hasher.hash(sessionHash, for: .csrf)
+    }
+
+    package func token(forPreSession cookieValue: String) -> String {
+        hasher.hash("pre:" + cookieValue, for: .csrf)
+    }
+
+    package func isValid(_ submitted: String?, expected: String) -> Bool {
+        guard let submitted else { return false }
+        return KeyedHasher.constantTimeEquals(submitted, expected)
+    }
+
+    /// A signed-in form's token; anything else is refused with 403.
+    package func require(_ submitted: String?, for user: SignedInUser) throws {
+        guard isValid(submitted, expected: user.csrfToken) else { throw HTTPError(.forbidden) }
+    }
+}

@@ -1,0 +1,86 @@
+import AccessControl
+import FluentKit
+import Foundation
+import Storage
+import TeleTAN
+
+/// Creates, finds, refreshes and ends sessions in the database, so any instance behind a load
+/// balancer can serve any request.
+package struct SessionStore: Sendable {
+    package enum Lookup {
+        case active(SessionRecord)
+        case expired(SessionRecord)
+        case unknown
+    }
+
+    let hasher: KeyedHasher
+    package let idleTimeout: Duration
+    package let lifetime: Duration
+
+    /// A new session with a new random id (never one the browser brought along).
+    package func create(username: String, roles: Set<Role>, now: Date, on db: any Database) async throws -> (cookieValue: String, record: SessionRecord) {
+        let rawID = RandomToken.make()
+        let record = SessionRecord(idHash: hasher.hash(rawID, for: .session), username: username, roles: roles, now: now)
+        try await record.create(on: db)
+        return (rawID, record)
+    }
+
+    package func lookup(cookieValue: String, now: Date, on db: any Database) async throws -> Lookup {
+        guard RandomToken.isWellFormed(cookieValue) else { return .unknown }
+        // Plain SQL on every request: Fluent's model decoding (reflection) was a visible cost.
+        struct Row: Decodable { let id_hash: String; let username: String; let roles: String; let created_at: Date; let last_seen_at: Date }
+        guard let row = try await sql(db).raw("""
+            SELECT id_hash, username, roles, created_at, last_seen_at FROM sessions
+            WHERE id_hash = \(bind: hasher.hash(cookieValue, for: .session))
+            """).first(decoding: Row.self)
+        else {
+            return .unknown
+        }
+        let record = SessionRecord(idHash: row.id_hash, username: row.username, roles: row.roles, createdAt: row.created_at, lastSeenAt: row.last_seen_at)
+        return isExpired(record, now: now) ? .expired(record) : .active(record)
+    }
+
+    package func isExpired(_ record: SessionRecord, now: Date) -> Bool {
+        now.timeIntervalSince(record.lastSeenAt) > idleTimeout.seconds
+            || now.timeIntervalSince(record.createdAt) > lifetime.seconds
+    }
+
+    /// Moves the idle deadline. Written at most once a minute per session to spare the database.
+    package func touch(_ record: SessionRecord, now: Date, on db: any Database) async throws {
+        guard now.timeIntervalSince(record.lastSeenAt) > 60 else { return }
+        try await sql(db).raw("UPDATE sessions SET last_seen_at = \(bind: now) WHERE id_hash = \(bind: record.id!)").run()
+    }
+
+    /// Ends a session and the teleTAN waiting to be shown to it. Returns false if another request
+    /// (or the cleanup) had already ended it, so that an ending is audited once.
+    ///
+    /// Its used form nonces stay until they are too old to be accepted anyway (the cleanup's age
+    /// purge): a row there is the only record that a nonce was used, and a replay already past the
+    /// session check could otherwise use it again.
+    @discardableResult
+    package func end(sessionHash: String, on db: any Database) async throws -> Bool {
+        struct Row: Decodable { let id_hash: String }
+        try await sql(db).raw("DELETE FROM pending_displays WHERE session_hash = \(bind: sessionHash)").run()
+        let deleted = try await sql(db).raw("DELETE FROM sessions WHERE id_hash = \(bind: sessionHash) RETURNING id_hash")
+            .all(decoding: Row.self)
+        return !deleted.isEmpty
+    }
+
+    /// Deletes every expired session and returns whose they were (for the audit trail). Each row
+    /// is returned by exactly one DELETE, so concurrent instances never audit one twice.
+    package func removeExpired(now: Date, on db: any Database) async throws -> [(sessionHash: String, username: String)] {
+        struct Row: Decodable { let id_hash: String; let username: String }
+        let idleCutoff = now.addingTimeInterval(-idleTimeout.seconds)
+        let lifetimeCutoff = now.addingTimeInterval(-lifetime.seconds)
+        let rows = try await sql(db).raw("""
+            DELETE FROM sessions WHERE last_seen_at < \(bind: idleCutoff) OR created_at < \(bind: lifetimeCutoff)
+            RETURNING id_hash, username
+            """).all(decoding: Row.self)
+        for row in rows {
+            // (Used form nonces stay until the age purge: see end(sessionHash:on:).)
+            try await sql(db).raw("DELETE FROM pending_displays WHERE session_hash = \(bind: row.id_hash)").run()
+        }
+        return rows.map { ($0.id_hash, $0.username) }
+    }
+}
+

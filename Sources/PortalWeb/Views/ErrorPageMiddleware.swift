@@ -1,0 +1,74 @@
+import Hummingbird
+import Storage
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// An error a feature raises on purpose, with the status and text its page shows. Domain errors
+/// conform to it in their feature's web layer.
+package protocol UserFacingError: Error {
+    var status: HTTPResponse.Status { get }
+    /// Seconds for `Retry-After`, if waiting helps.
+    var retryAfterSeconds: Int? { get }
+    /// The page's message; nil for the status's standard text.
+    func message(_ renderer: PageRenderer, in language: Language) -> String?
+}
+
+/// The error page.
+struct ErrorPage: PageModel {
+    static let template = "web/error"
+    let status: Int
+    let message: String
+    var titleKey: String { "error_\(status)_title" }
+}
+
+/// Turns every error into a page in the user's language: 400, 403, 404, 405, 413, 429, 500 and 503.
+/// Unexpected errors are logged with the request id and shown as 500 without details.
+struct ErrorPageMiddleware: RouterMiddleware {
+    typealias Context = PortalRequestContext
+    let renderer: PageRenderer
+    /// Lets "not found" through to the middleware outside it: the static-file middleware serves a
+    /// file only when what is inside it found nothing.
+    var passesNotFound = false
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where passesNotFound && error.status == .notFound {
+            throw error
+        } catch let error as any UserFacingError {
+            var headers = HTTPFields()
+            if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+            return try errorPage(
+                error.status, message: error.message(renderer, in: context.language), context: context, headers: headers)
+        } catch let error as HTTPError {
+            let status: HTTPResponse.Status = [400, 403, 404, 405, 413, 429, 503].contains(error.status.code) ? error.status
+                : error.status.code >= 500 ? .internalServerError : .badRequest
+            return try errorPage(status, context: context, headers: error.headers)
+        } catch is DecodingError, is URLEncodedFormError {
+            return try errorPage(.badRequest, context: context)
+        } catch is NIOTooManyBytesError {
+            return try errorPage(.contentTooLarge, context: context)
+        } catch is HTTPParserError {
+            // A malformed body (bad chunk framing, a body cut short): the client's fault.
+            return try errorPage(.badRequest, context: context)
+        } catch where PortalDatabase.isOverloaded(error) {
+            // Too busy for now (no database connection became free in time), not broken.
+            context.logger.warning("database busy: request refused with 503")
+            return try errorPage(.serviceUnavailable, context: context, headers: [.retryAfter: "5"])
+        } catch {
+            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            return try errorPage(.internalServerError, context: context)
+        }
+    }
+
+    private func errorPage(
+        _ status: HTTPResponse.Status, message: String? = nil, context: Context, headers: HTTPFields = [:]
+    ) throws -> Response {
+        var allowed = HTTPFields()
+        if let retry = headers[.retryAfter] { allowed[.retryAfter] = retry }
+        if let allow = headers[.allow] { allowed[.allow] = allow }
+        let page = ErrorPage(status: status.code, message: message ?? renderer.text("error_\(status.code)", in: context.language))
+        return try renderer.page(page, status: status, context: context, headers: allowed)
+    }
+}

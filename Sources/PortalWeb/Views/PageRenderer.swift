@@ -1,0 +1,62 @@
+import AccessControl
+import Crypto
+import Foundation
+import Hummingbird
+import Mustache
+import TeleTAN
+
+/// Renders typed page models (``PageModel``) into HTML responses, adding what every page needs:
+/// the texts of the request's language, the signed-in user and its CSRF token.
+package struct PageRenderer: Sendable {
+    let library: MustacheLibrary
+    package let strings: StringTable
+    /// Part of the stylesheet's and script's URLs: a digest of their content, so a browser that
+    /// cached them (they are served with `max-age=3600`) fetches the new files after a deploy.
+    let assetVersion: String
+
+    package init(assets: AssetFiles, strings: StringTable) throws {
+        var templates: [String: MustacheTemplate] = [:]
+        for (name, text) in assets.templates {
+            templates[name] = try MustacheTemplate(string: text)
+        }
+        library = MustacheLibrary(templates: templates)
+        self.strings = strings
+        var digest = SHA256()
+        for file in ["css/portal.css", "js/portal.js"] {
+            digest.update(data: assets.publicFiles[file] ?? [])
+        }
+        assetVersion = KeyedHasher.hex(digest.finalize().prefix(6))
+    }
+
+    struct TemplateMissing: Error { let name: String }
+
+    package func page<Page: PageModel>(
+        _ page: Page, status: HTTPResponse.Status = .ok, context: PortalRequestContext, headers: HTTPFields = [:]
+    ) throws -> Response {
+        let texts = strings[context.language]
+        let rendered = RenderedPage(
+            page: page, t: texts, lang: context.language.rawValue, otherLang: context.language.other.rawValue,
+            requestID: context.requestID, assetVersion: assetVersion,
+            title: texts[page.titleKey] ?? texts["app_name"] ?? "",
+            user: context.identity.map { user in
+                UserBanner(
+                    username: user.username, csrf: user.csrfToken,
+                    roles: user.roles.sorted().map { texts["role_\($0.rawValue)"] ?? $0.rawValue }.joined(separator: ", "))
+            })
+        guard let html = library.render(rendered, withTemplate: Page.template) else { throw TemplateMissing(name: Page.template) }
+        var allHeaders = headers
+        allHeaders[.contentType] = "text/html; charset=utf-8"
+        return Response(status: status, headers: allHeaders, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// A text of the request's language with `{name}` placeholders filled in.
+    package func text(_ key: String, in language: Language, _ values: [String: String] = [:]) -> String {
+        values.reduce(strings[language][key] ?? "") { $0.replacingOccurrences(of: "{\($1.key)}", with: $1.value) }
+    }
+
+    package static func redirect(to location: String, cookies: [Cookie] = []) -> Response {
+        var response = Response(status: .seeOther, headers: [.location: location])
+        for cookie in cookies { response.setCookie(cookie) }
+        return response
+    }
+}

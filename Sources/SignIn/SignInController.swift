@@ -1,0 +1,310 @@
+import AccessControl
+import Audit
+import Foundation
+import Hummingbird
+import PAMAuth
+import PortalWeb
+import Storage
+
+/// Sign-in through PAM, in as many form steps as the PAM stack asks for, and sign-out.
+///
+/// Every failure shows the same message, whether the username exists, the password was wrong or
+/// the username is locked by throttling.
+struct SignInController: Sendable {
+    static let conversationCookie = "portal_signin"
+
+    let database: PortalDatabase
+    let pam: PAMAuthenticator
+    let roleGroups: RoleGroups
+    let sessions: SessionStore
+    let throttle: SignInThrottle
+    let csrf: CSRF
+    let audit: AuditLog
+    let renderer: PageRenderer
+    let metrics: PortalMetrics
+    let now: @Sendable () -> Date
+
+    func addRoutes(to routes: DeclaredRoutes) {
+        routes.group("/signin", access: .public)
+            .get(use: showForm)
+            .post(use: signIn)
+            .post("continue", use: continueSignIn)
+        routes.group("/signout", access: .signedIn)
+            .post(use: signOut)
+    }
+
+    struct SignInForm: Decodable {
+        let username: String
+        let password: String
+        let csrf: String
+    }
+
+    struct StepForm: Decodable {
+        let csrf: String
+        let answer: String?
+        let new_password: String?
+        let new_password_repeat: String?
+    }
+
+    struct SignOutForm: Decodable {
+        let csrf: String
+    }
+
+    // MARK: - Routes
+
+    @Sendable func showForm(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        if context.identity != nil { return PageRenderer.redirect(to: "/") }
+        let notice: String? = context.sessionExpired || request.uri.queryParameters["expired"] != nil ? "session_expired"
+            : request.uri.queryParameters["signedout"] != nil ? "signed_out" : nil
+        return try signInPage(request: request, context: context, status: .ok, notice: notice)
+    }
+
+    @Sendable func signIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let form = try await request.decode(as: SignInForm.self, context: context)
+        try requirePreSessionCSRF(form.csrf, request: request)
+        let password = SecretBytes(form.password)
+        let username = form.username.trimmingCharacters(in: .whitespaces)
+        let db = database.database(logger: context.logger)
+        // A name no account can have (empty, over 256 bytes, control characters) fails like a
+        // wrong password, before it reaches the throttle's tables or PAM; so does a password with
+        // a NUL byte (PAM takes C strings: it would see only the part before the NUL).
+        guard PAMAuthenticator.isAcceptableUsername(username), !form.password.utf8.contains(0) else {
+            try await recordFailure(username: username, reason: "authentication_failed", attempt: .settled, context: context)
+            return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+        }
+
+        switch try await throttle.admit(username: username, address: context.clientAddress, now: now(), on: db) {
+        case .allowed: break
+        case .userLocked, .addressLocked:
+            try await recordFailure(username: username, reason: "throttled", attempt: .settled, context: context)
+            return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+        }
+        if let previous = request.cookies[Self.conversationCookie]?.value { await pam.cancel(previous) }
+        let outcome = await pam.authenticate(username: username, password: password, remoteHost: context.clientAddress)
+        return try await handle(outcome, username: username, request: request, context: context)
+    }
+
+    @Sendable func continueSignIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let form = try await request.decode(as: StepForm.self, context: context)
+        try requirePreSessionCSRF(form.csrf, request: request)
+        guard let conversationID = request.cookies[Self.conversationCookie]?.value else {
+            return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_step_expired")
+        }
+        // A lock that came into force while this conversation waited (failures elsewhere) also
+        // stops its next step: no more one-time codes for a locked name.
+        if let username = pam.username(ofWaiting: conversationID) {
+            let db = database.database(logger: context.logger)
+            if try await throttle.check(username: username, address: context.clientAddress, now: now(), on: db) != .allowed {
+                return try await endConversation(conversationID, username: username, reason: "throttled", request: request, context: context)
+            }
+        }
+        let typed = [form.answer, form.new_password, form.new_password_repeat].compactMap { $0 }
+        if typed.contains(where: { $0.utf8.contains(0) }) {
+            // PAM would see only the part before the NUL: the step fails, the conversation ends.
+            return try await endConversation(
+                conversationID, username: pam.username(ofWaiting: conversationID) ?? "", reason: "authentication_failed",
+                request: request, context: context)
+        }
+        let answers: [SecretBytes] = if let newPassword = form.new_password {
+            [SecretBytes(newPassword), SecretBytes(form.new_password_repeat ?? "")]
+        } else {
+            [SecretBytes(form.answer ?? "")]
+        }
+        let (username, outcome) = await pam.answer(conversationID, with: answers)
+        return try await handle(outcome, username: username, request: request, context: context)
+    }
+
+    /// Ends a waiting conversation without answering it, with the generic failure page.
+    private func endConversation(
+        _ conversationID: String, username: String, reason: String, request: Request, context: PortalRequestContext
+    ) async throws -> Response {
+        await pam.cancel(conversationID)
+        try await recordFailure(username: username, reason: reason, attempt: .settled, context: context)
+        var response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+        response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
+        return response
+    }
+
+    @Sendable func signOut(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let form = try await request.decode(as: SignOutForm.self, context: context)
+        guard let user = context.identity else { throw SignInRequired() }
+        try csrf.require(form.csrf, for: user)
+        let db = database.database(logger: context.logger)
+        try await db.transaction { tx in
+            try await sessions.end(sessionHash: user.sessionHash, on: tx)
+            try await audit.append(AuditEvent(
+                action: .signOut, outcome: .success, actor: user.username,
+                address: context.clientAddress, requestID: context.requestID), at: now(), on: tx)
+        }
+        return PageRenderer.redirect(to: "/signin?signedout=1", cookies: [SessionMiddleware.clearingCookie(secure: context.isHTTPS)])
+    }
+
+    // MARK: - Outcomes
+
+    private func handle(_ outcome: PAMOutcome, username: String, request: Request, context: PortalRequestContext) async throws -> Response {
+        switch outcome {
+        case .success(let pamUsername):
+            return try await completeSignIn(username: pamUsername, typed: username, request: request, context: context)
+        case .challenge(let challenge):
+            var response = try stepPage(challenge, request: request, context: context)
+            response.setCookie(Cookie(
+                name: Self.conversationCookie, value: challenge.conversationID, maxAge: 300, path: "/signin",
+                secure: context.isHTTPS, httpOnly: true, sameSite: .strict))
+            return response
+        case .failure(let failure):
+            var response: Response
+            switch failure {
+            case .authenticationFailed, .accountRefused:
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: .failed, context: context)
+                response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+            case .passwordChangeFailed(let messages):
+                // The password was right (only expired): no failure.
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
+                response = try signInPage(
+                    request: request, context: context, status: .unauthorized, error: "password_change_failed", details: messages)
+            case .conversationExpired:
+                // An abandoned conversation keeps its attempt counted: it may have been a guess.
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: .settled, context: context)
+                response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_step_expired")
+            case .busy, .timedOut, .systemError:
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
+                response = try signInPage(request: request, context: context, status: .serviceUnavailable, error: "sign_in_unavailable")
+            }
+            response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
+            return response
+        }
+    }
+
+    private func completeSignIn(username: String, typed: String, request: Request, context: PortalRequestContext) async throws -> Response {
+        let groups = try await pam.runBlocking { UnixGroups.names(of: username) }
+        let roles = roleGroups.roles(forGroups: groups)
+        let db = database.database(logger: context.logger)
+        let time = now()
+        let cookieValue = try await db.transaction { tx in
+            // Signing in again ends the session this browser had: never two at once, never reused.
+            if let previous = context.identity { try await sessions.end(sessionHash: previous.sessionHash, on: tx) }
+            let (cookieValue, _) = try await sessions.create(username: username, roles: roles, now: time, on: tx)
+            try await throttle.recordSuccess(typed: typed, signedIn: username, on: tx)
+            try await audit.append(AuditEvent(
+                action: .signIn, outcome: .success, actor: username,
+                role: roles.joined,
+                address: context.clientAddress, requestID: context.requestID), at: time, on: tx)
+            return cookieValue
+        }
+        metrics.signIn(outcome: "success")
+        return PageRenderer.redirect(to: "/", cookies: [
+            SessionMiddleware.cookie(value: cookieValue, secure: context.isHTTPS),
+            Self.clearConversationCookie(secure: context.isHTTPS),
+        ])
+    }
+
+    /// What a failed sign-in does to the attempt the throttle counted when it was admitted.
+    enum AttemptEnd {
+        /// A wrong password or code, or a refused account: a failure (may lock the name).
+        case failed
+        /// No verdict on the password (PAM busy or unreachable, expired password not changed).
+        case givenBack
+        /// Nothing to do: refused before admission, or already ended.
+        case settled
+    }
+
+    private func recordFailure(username: String, reason: String, attempt: AttemptEnd, context: PortalRequestContext) async throws {
+        let db = database.database(logger: context.logger)
+        let time = now()
+        try await db.transaction { tx in
+            switch attempt {
+            case .failed: try await throttle.recordFailure(username: username, address: context.clientAddress, now: time, on: tx)
+            case .givenBack: try await throttle.giveBack(username: username, now: time, on: tx)
+            case .settled: break
+            }
+            try await audit.append(AuditEvent(
+                action: .signIn, outcome: .failure, actor: Self.auditableName(username),
+                address: context.clientAddress, requestID: context.requestID, details: ["reason": reason]), at: time, on: tx)
+        }
+        metrics.signIn(outcome: reason)
+    }
+
+    // MARK: - Pages
+
+    /// The CSRF token of the sign-in forms, bound to a random pre-session cookie.
+    private func requirePreSessionCSRF(_ token: String, request: Request) throws {
+        guard let cookie = request.cookies[CSRF.preSessionCookie]?.value, RandomToken.isWellFormed(cookie),
+              csrf.isValid(token, expected: csrf.token(forPreSession: cookie))
+        else { throw HTTPError(.forbidden) }
+    }
+
+    private func preSession(_ request: Request) -> (value: String, isNew: Bool) {
+        if let value = request.cookies[CSRF.preSessionCookie]?.value, RandomToken.isWellFormed(value) { return (value, false) }
+        return (RandomToken.make(), true)
+    }
+
+    private func signInPage(
+        request: Request, context: PortalRequestContext, status: HTTPResponse.Status,
+        notice: String? = nil, error: String? = nil, details: [String] = []
+    ) throws -> Response {
+        let pre = preSession(request)
+        let page = SignInPage(
+            csrf: csrf.token(forPreSession: pre.value),
+            notice: notice.map { renderer.text($0, in: context.language) },
+            error: error.map { renderer.text($0, in: context.language) },
+            details: details)
+        var response = try renderer.page(page, status: status, context: context)
+        if pre.isNew {
+            response.setCookie(Cookie(
+                name: CSRF.preSessionCookie, value: pre.value, path: "/", secure: context.isHTTPS, httpOnly: true, sameSite: .strict))
+        }
+        return response
+    }
+
+    private func stepPage(_ challenge: PAMChallenge, request: Request, context: PortalRequestContext) throws -> Response {
+        let pre = preSession(request)
+        guard !pre.isNew else { throw HTTPError(.forbidden) }
+        let token = csrf.token(forPreSession: pre.value)
+        if challenge.phase == .passwordChange {
+            return try renderer.page(PasswordChangePage(csrf: token, messages: challenge.messages), context: context)
+        }
+        return try renderer.page(
+            SignInStepPage(
+                csrf: token, prompt: challenge.prompt.trimmingCharacters(in: .whitespaces), echo: challenge.echo,
+                messages: challenge.messages),
+            context: context)
+    }
+
+    static func clearConversationCookie(secure: Bool) -> Cookie {
+        Cookie(name: conversationCookie, value: "", maxAge: 0, path: "/signin", secure: secure, httpOnly: true, sameSite: .strict)
+    }
+}
+
+extension PAMFailure {
+    /// The reason recorded in the audit trail (never shown to the person signing in).
+    var auditReason: String {
+        switch self {
+        case .authenticationFailed: "authentication_failed"
+        case .accountRefused: "account_refused"
+        case .passwordChangeFailed: "password_change_failed"
+        case .conversationExpired: "step_expired"
+        case .timedOut: "pam_timeout"
+        case .busy: "pam_busy"
+        case .systemError(let code): "pam_error_\(code)"
+        }
+    }
+}
+
+extension SignInController {
+    /// A typed name as the audit trail can hold it: control characters (NUL included, which
+    /// PostgreSQL refuses in text) become "?", and it is cut to 256 bytes of UTF-8 between two
+    /// Unicode scalars (counting characters is not enough: one character can carry thousands of
+    /// combining marks, and the column is indexed).
+    static func auditableName(_ typed: String) -> String {
+        var result = ""
+        var bytes = 0
+        for scalar in typed.unicodeScalars {
+            let clean: Unicode.Scalar = scalar.properties.generalCategory == .control ? "?" : scalar
+            let size = String(clean).utf8.count
+            if bytes + size > 256 { break }
+            result.unicodeScalars.append(clean)
+            bytes += size
+        }
+        return result
+    }
+}

@@ -1,0 +1,34 @@
+import AccessControl
+import PAMAuth
+import PortalWeb
+
+/// Sign-in through PAM (any number of steps), throttling, and sign-out.
+package struct SignInFeature: PortalFeature {
+    package static let strings = SignInStrings.table
+
+    package struct Settings: Sendable {
+        package var roleGroups = RoleGroups()
+        package var failuresPerUser = 5
+        package var failuresPerAddress = 50
+        package var window: Duration = .seconds(15 * 60)
+        package var lockout: Duration = .seconds(15 * 60)
+        package init() {}
+    }
+
+    let controller: SignInController
+    package let throttle: SignInThrottle
+
+    package init(foundation: WebFoundation, pam: PAMAuthenticator, settings: Settings) {
+        throttle = SignInThrottle(
+            failuresPerUser: settings.failuresPerUser, failuresPerAddress: settings.failuresPerAddress,
+            window: settings.window, lockout: settings.lockout)
+        controller = SignInController(
+            database: foundation.database, pam: pam, roleGroups: settings.roleGroups, sessions: foundation.sessions,
+            throttle: throttle, csrf: foundation.csrf, audit: foundation.audit, renderer: foundation.renderer,
+            metrics: foundation.metrics, now: foundation.now)
+    }
+
+    package func addRoutes(to routes: DeclaredRoutes) {
+        controller.addRoutes(to: routes)
+    }
+}

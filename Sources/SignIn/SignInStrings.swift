@@ -1,0 +1,46 @@
+import PortalWeb
+
+/// The sign-in pages' texts.
+enum SignInStrings {
+    static let table = StringTable(english: [
+        "username": "Username",
+        "password": "Password",
+        "sign_in": "Sign in",
+        "sign_in_title": "Sign in",
+        "sign_in_intro": "Sign in with your authority account.",
+        "sign_in_failed": "Sign-in failed. Check your username and password, or try again later.",
+        "sign_in_unavailable": "Sign-in is unavailable right now. Please try again in a moment.",
+        "sign_in_step_expired": "This sign-in step has expired. Please sign in again.",
+        "signed_out": "You have signed out.",
+        "session_expired": "Your session has expired. Please sign in again.",
+        "continue": "Continue",
+        "answer": "Answer",
+        "start_over": "Start again",
+        "password_change_title": "Change your password",
+        "password_change_intro": "Your password has expired. Choose a new one to continue.",
+        "new_password": "New password",
+        "new_password_repeat": "Repeat the new password",
+        "change_password": "Change password",
+        "password_change_failed": "The password could not be changed.",
+    ], german: [
+        "username": "Benutzername",
+        "password": "Passwort",
+        "sign_in": "Anmelden",
+        "sign_in_title": "Anmelden",
+        "sign_in_intro": "Melden Sie sich mit Ihrem Konto der Behörde an.",
+        "sign_in_failed": "Anmeldung fehlgeschlagen. Prüfen Sie Benutzername und Passwort oder versuchen Sie es später erneut.",
+        "sign_in_unavailable": "Die Anmeldung ist gerade nicht verfügbar. Bitte versuchen Sie es gleich noch einmal.",
+        "sign_in_step_expired": "Dieser Anmeldeschritt ist abgelaufen. Bitte melden Sie sich erneut an.",
+        "signed_out": "Sie haben sich abgemeldet.",
+        "session_expired": "Ihre Sitzung ist abgelaufen. Bitte melden Sie sich erneut an.",
+        "continue": "Weiter",
+        "answer": "Antwort",
+        "start_over": "Neu beginnen",
+        "password_change_title": "Passwort ändern",
+        "password_change_intro": "Ihr Passwort ist abgelaufen. Wählen Sie ein neues, um fortzufahren.",
+        "new_password": "Neues Passwort",
+        "new_password_repeat": "Neues Passwort wiederholen",
+        "change_password": "Passwort ändern",
+        "password_change_failed": "Das Passwort konnte nicht geändert werden.",
+    ])
+}
