@@ -45,13 +45,14 @@ else
 fi
 
 # Python test tools (python3 comes from pyenv on the project machines): the browser tests, and
-# the end-to-end tests (JWT signing, the OpenAPI document and response schemas).
+# the end-to-end tests (JWT signing, the OpenAPI document and response schemas), and axe-core for
+# the accessibility test (axe-selenium-python ships axe.min.js).
 # scripts/schemathesis.sh installs its own pinned schemathesis.
-if python3 -c 'import selenium, pytest, requests, cryptography, yaml, jsonschema, openapi_spec_validator' 2>/dev/null; then
-  echo "Python modules selenium, pytest, requests, cryptography, PyYAML, jsonschema, openapi-spec-validator already present."
+if python3 -c 'import selenium, pytest, requests, cryptography, yaml, jsonschema, openapi_spec_validator, axe_selenium_python' 2>/dev/null; then
+  echo "Python modules selenium, pytest, requests, cryptography, PyYAML, jsonschema, openapi-spec-validator, axe-selenium-python already present."
 else
   python3 -m pip install --quiet --root-user-action=ignore \
-    selenium pytest requests cryptography PyYAML jsonschema openapi-spec-validator
+    selenium pytest requests cryptography PyYAML jsonschema openapi-spec-validator axe-selenium-python==2.1.6
 fi
 
 # Swift is a prerequisite, not installed here (it lives in /opt/swift).

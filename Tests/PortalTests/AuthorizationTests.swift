@@ -7,6 +7,8 @@ import HummingbirdTesting
 import TestSupport
 import XCTest
 @testable import Portal
+@testable import PortalWeb
+import Issuance
 
 /// Every route against every role: what the server does, whatever the page shows.
 final class AuthorizationTests: XCTestCase {
@@ -80,7 +82,7 @@ final class AuthorizationTests: XCTestCase {
             let denied = try await portal.auditActions("access.denied")
             XCTAssertEqual(Set(denied.compactMap(\.actor)), ["tt-event", "tt-admin", "tt-norole"])
 
-            let routes = portal.portal.makeRoutes().routes
+            let routes = portal.portal.makeRoutes().router.routes
             XCTAssertGreaterThan(routes.count, 10)
             for route in routes {
                 let covered = requested.map { paths in
@@ -161,7 +163,7 @@ final class AuthorizationTests: XCTestCase {
                 headers: [HTTPField.Name("Sec-Fetch-Site")!: "cross-site"])
             XCTAssertEqual(crossSignin.status, .forbidden)
             let signIns = try await portal.auditActions("signin")
-            XCTAssertEqual(signIns.count, 1, "refused before PAM and before the audit")
+            XCTAssertEqual(signIns.count, 0, "refused before PAM and before the audit")
         }
     }
 
@@ -198,6 +200,7 @@ final class AuthorizationTests: XCTestCase {
     }
 
     func testSecurityHeadersAndTLSBehindAProxy() async throws {
+        try PortalHarness.requirePAMStack()
         try await PortalHarness.run { portal in
             let browser = portal.browser()
             let plain = try await browser.get("/signin")
@@ -227,8 +230,8 @@ final class AuthorizationTests: XCTestCase {
     func testErrorPagesInBothLanguages() async throws {
         try await PortalHarness.run(extraRoutes: { router in
             router.get("/test/crash") { _, _ -> Response in throw Boom() }
-            router.get("/test/unavailable") { _, _ -> Response in throw PortalError.serviceUnavailable }
-            router.get("/test/limited") { _, _ -> Response in throw PortalError.tooManyRequests(retryAfterSeconds: 7, global: false) }
+            router.get("/test/unavailable") { _, _ -> Response in throw IssuanceError.serviceUnavailable }
+            router.get("/test/limited") { _, _ -> Response in throw IssuanceError.tooManyRequests(retryAfterSeconds: 7, global: false) }
             router.get("/test/busy") { _, _ -> Response in throw ConnectionPoolTimeoutError.connectionRequestTimeout }
         }) { portal in
             let english = portal.browser()
@@ -347,8 +350,9 @@ final class AuthorizationTests: XCTestCase {
     }
 
     func testHealthAndMetrics() async throws {
+        try PortalHarness.requirePAMStack()
         try await PortalHarness.run { portal in
-            let officer = try await portal.signedIn(.officer)
+            let officer = try await portal.signedInThroughPAM(.officer)
             _ = try await officer.issueTeleTAN()
             _ = try await portal.browser().signIn("tt-officer", "wrong")
             let live = try await officer.get("/health/live")

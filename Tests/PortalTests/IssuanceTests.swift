@@ -1,3 +1,4 @@
+import AccessControl
 import HTTPTypes
 import Storage
 import Foundation
@@ -6,8 +7,46 @@ import TeleTAN
 import TestSupport
 import XCTest
 @testable import Portal
+@testable import PortalWeb
+@testable import Issuance
 
 final class IssuanceTests: XCTestCase {
+    /// Issuance is domain code: a hotline call (or anything else) issues through the same
+    /// issuer with an ``ActingUser``, without an HTTP request.
+    func testIssuerIssuesWithoutHTTP() async throws {
+        try await PortalHarness.run { portal in
+            let issuance = portal.portal.issuance
+            let nonces = portal.portal.foundation.nonces
+            let agent = ActingUser(
+                username: "tt-hotline", role: .hotline, roles: [.hotline], sessionHash: "call-session",
+                address: "203.0.113.9", requestID: "call-1", logger: TestDatabases.testLogger)
+            let nonce = nonces.make(sessionHash: agent.sessionHash, now: portal.clock.now)
+
+            let outcome = try await issuance.issuer.issue(type: .test, by: agent, nonce: nonce)
+            XCTAssertEqual(outcome, .issued(type: .test))
+            let again = try await issuance.issuer.issue(type: .test, by: agent, nonce: nonce)
+            XCTAssertEqual(again, .formAlreadyUsed)
+            do {
+                _ = try await issuance.issuer.issue(type: .test, by: agent, nonce: nonces.make(sessionHash: agent.sessionHash, now: portal.clock.now))
+                XCTFail("a second teleTAN within the minimum interval")
+            } catch let error as IssuanceError {
+                XCTAssertEqual(error, .tooManyRequests(retryAfterSeconds: 30, global: false))
+            }
+
+            let waiting = try await issuance.displays.take(sessionHash: agent.sessionHash, on: portal.db)
+            let teleTAN = try XCTUnwrap(waiting.flatMap { TeleTAN($0.content.teleTAN) })
+            let entries = try await portal.auditActions("teletan.issue")
+            XCTAssertEqual(entries.map(\.outcome), ["success", "refused", "refused"])
+            let issued = try XCTUnwrap(entries.first)
+            XCTAssertEqual(issued.actor, "tt-hotline")
+            XCTAssertEqual(issued.role, "hotline")
+            XCTAssertEqual(issued.address, "203.0.113.9")
+            XCTAssertEqual(issued.requestID, "call-1")
+            XCTAssertEqual(issued.subject, portal.portal.foundation.hasher.hash(teleTAN.value, for: .teleTANFingerprint))
+            XCTAssertEqual(entries.map { $0.detailValues["reason"] }, [nil, "form_already_used", "rate_limit"])
+        }
+    }
+
     func testTeleTANIsShownExactlyOnce() async throws {
         try await PortalHarness.run { portal in
             let browser = try await portal.signedIn(.officer)
@@ -69,7 +108,7 @@ final class IssuanceTests: XCTestCase {
             let stored = try await portal.count("SELECT COUNT(*) AS n FROM form_nonces")
             XCTAssertEqual(stored, 0)
 
-            let nonces = portal.portal.nonces
+            let nonces = portal.portal.foundation.nonces
             let db = portal.portal.database.database(logger: TestDatabases.testLogger)
             let now = portal.clock.now
             let lifetime = nonces.lifetime.seconds
@@ -96,7 +135,7 @@ final class IssuanceTests: XCTestCase {
             XCTAssertEqual(second, .alreadyUsed)
             // Ending the session keeps its used nonces: a replay already past the session check
             // must still find them.
-            try await portal.portal.sessions.end(sessionHash: "session-a", on: db)
+            try await portal.portal.foundation.sessions.end(sessionHash: "session-a", on: db)
             let afterSignOut = try await nonces.consume(nonce, sessionHash: "session-a", now: now, on: db)
             XCTAssertEqual(afterSignOut, .alreadyUsed)
             // The cleanup forgets used nonces only once they are too old to be accepted anyway.
@@ -130,11 +169,11 @@ final class IssuanceTests: XCTestCase {
             let shown = try XCTUnwrap(maybeShown)
             struct Row: Decodable { let hash: String; let type: String; let requested_by: String }
             let rows = try await sql(portal.db).raw("SELECT hash, type, requested_by FROM teletans").all(decoding: Row.self)
-            XCTAssertEqual(rows.map(\.hash), [portal.portal.hasher.hash(shown, for: .teleTANStorage)])
+            XCTAssertEqual(rows.map(\.hash), [portal.portal.foundation.hasher.hash(shown, for: .teleTANStorage)])
             XCTAssertEqual(rows.first?.type, "TEST")
             XCTAssertEqual(rows.first?.requested_by, "tt-officer")
             let issued = try await portal.auditActions("teletan.issue")
-            XCTAssertEqual(issued.first?.subject, portal.portal.hasher.hash(shown, for: .teleTANFingerprint))
+            XCTAssertEqual(issued.first?.subject, portal.portal.foundation.hasher.hash(shown, for: .teleTANFingerprint))
             XCTAssertEqual(issued.first?.role, "officer")
             XCTAssertEqual(issued.first?.detailValues["type"], "TEST")
             XCTAssertNotNil(issued.first?.detailValues["valid_until"])

@@ -10,6 +10,7 @@ import TestSupport
 import VerificationServer
 import XCTest
 @testable import Portal
+import VerificationClient
 
 /// The internal listener over TLS with a client-certificate allow-list (mutual TLS), and the
 /// portal's client certificate: only an allowed portal gets teleTANs; every other client gets 401.

@@ -1,3 +1,4 @@
+import AccessControl
 import Audit
 import FluentKit
 import Foundation
@@ -11,9 +12,13 @@ import TestSupport
 import Verification
 import XCTest
 @testable import Portal
+@testable import PortalWeb
 
-/// Builds the real portal (real PAM test stack, real database) for each test database and hands
-/// the test a ``TestPortal`` with browsers that keep cookies like a real one.
+/// Builds the real portal (real database; PAM where a test signs in through it) for each test
+/// database and hands the test a ``TestPortal`` with browsers that keep cookies like a real one.
+/// Feature tests sign in through ``TestPortal/signedIn(_:address:)``, which makes the session
+/// directly, so that they run without the root-installed PAM test stack; sign-in tests use
+/// ``TestPortal/signedInThroughPAM(_:address:)`` and call ``PortalHarness/requirePAMStack()``.
 enum PortalHarness {
     static func run(
         configure: (inout PortalConfiguration) -> Void = { _ in },
@@ -21,7 +26,6 @@ enum PortalHarness {
         verification: (any VerificationService)? = nil,
         _ body: @Sendable @escaping (TestPortal) async throws -> Void
     ) async throws {
-        try requirePAMStack()
         try await TestDatabases.forEach { location in
             let clock = TestClock()
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portal-\(UUID().uuidString)")
@@ -30,8 +34,6 @@ enum PortalHarness {
             config.database = location
             config.secretFile = directory.appendingPathComponent("secret").path
             config.pamService = "teletan-portal-test"
-            config.templatesDirectory = repositoryRoot.appendingPathComponent("Templates").path
-            config.publicDirectory = repositoryRoot.appendingPathComponent("Public").path
             config.trustProxy = true
             configure(&config)
             let portal = try await PortalApp(configuration: config, logger: TestDatabases.testLogger, verification: verification, now: clock.function)
@@ -72,6 +74,17 @@ enum Account: String, CaseIterable {
         case .norole: "Norole-Pass-1"
         }
     }
+
+    /// The roles its Unix group grants (scripts/install-pam-stack.sh).
+    var roles: Set<Role> {
+        switch self {
+        case .officer: [.officer]
+        case .hotline: [.hotline]
+        case .event: [.event]
+        case .admin: [.admin]
+        case .norole: []
+        }
+    }
 }
 
 struct TestPortal: Sendable {
@@ -84,7 +97,23 @@ struct TestPortal: Sendable {
         Browser(client: client, address: address)
     }
 
+    /// A browser with a session for `account` (its username and its groups' roles), made
+    /// directly in the session store: no PAM, no sign-in audit entry.
     func signedIn(_ account: Account, address: String = "198.51.100.7") async throws -> Browser {
+        try await session(username: account.rawValue, roles: account.roles, address: address)
+    }
+
+    /// A browser with a session for any name and roles, made directly in the session store.
+    func session(username: String, roles: Set<Role>, address: String = "198.51.100.7") async throws -> Browser {
+        let (cookieValue, _) = try await portal.foundation.sessions.create(username: username, roles: roles, now: clock.now, on: db)
+        let browser = browser(address: address)
+        browser.cookies[SessionMiddleware.cookieName] = cookieValue
+        return browser
+    }
+
+    /// A browser signed in through the sign-in form and the real PAM test stack.
+    func signedInThroughPAM(_ account: Account, address: String = "198.51.100.7") async throws -> Browser {
+        try PortalHarness.requirePAMStack()
         let browser = browser(address: address)
         let page = try await browser.signIn(account.rawValue, account.password)
         XCTAssertEqual(page.status, .seeOther, "sign-in of \(account.rawValue)")

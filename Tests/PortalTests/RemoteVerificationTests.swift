@@ -13,6 +13,7 @@ import Verification
 import VerificationServer
 import XCTest
 @testable import Portal
+import VerificationClient
 
 /// The portal talking to a real verification server over HTTP (`--verification-server URL`).
 final class RemoteVerificationTests: XCTestCase {

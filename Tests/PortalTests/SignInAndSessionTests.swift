@@ -7,6 +7,11 @@ import XCTest
 @testable import Portal
 
 final class SignInAndSessionTests: XCTestCase {
+    /// Every test here signs in through the real PAM test stack.
+    override func setUpWithError() throws {
+        try PortalHarness.requirePAMStack()
+    }
+
     func testSignInCreatesAStrictHttpOnlySessionAndAudits() async throws {
         try await PortalHarness.run { portal in
             let browser = portal.browser()
@@ -76,7 +81,7 @@ final class SignInAndSessionTests: XCTestCase {
 
     func testSignOutEndsTheSessionOnTheServer() async throws {
         try await PortalHarness.run { portal in
-            let browser = try await portal.signedIn(.officer)
+            let browser = try await portal.signedInThroughPAM(.officer)
             let cookie = try XCTUnwrap(browser.cookies["portal_session"])
             let home = try await browser.get("/")
             let out = try await browser.post("/signout", ["csrf": home.hidden("csrf")!])
@@ -96,7 +101,7 @@ final class SignInAndSessionTests: XCTestCase {
 
     func testIdleTimeoutExpiresTheSessionAndIsAudited() async throws {
         try await PortalHarness.run { portal in
-            let browser = try await portal.signedIn(.officer)
+            let browser = try await portal.signedInThroughPAM(.officer)
             portal.clock.advance(seconds: 14 * 60)
             let stillThere = try await browser.get("/")
             XCTAssertEqual(stillThere.status, .ok)
@@ -113,7 +118,7 @@ final class SignInAndSessionTests: XCTestCase {
 
     func testAbsoluteLifetimeEndsEvenAnActiveSession() async throws {
         try await PortalHarness.run(configure: { $0.sessionLifetime = .seconds(3600) }) { portal in
-            let browser = try await portal.signedIn(.officer)
+            let browser = try await portal.signedInThroughPAM(.officer)
             for _ in 0..<6 {
                 portal.clock.advance(seconds: 9 * 60)
                 let page = try await browser.get("/")
@@ -127,8 +132,8 @@ final class SignInAndSessionTests: XCTestCase {
 
     func testCleanupRemovesExpiredSessionsAndAuditsThem() async throws {
         try await PortalHarness.run { portal in
-            _ = try await portal.signedIn(.officer)
-            _ = try await portal.signedIn(.hotline)
+            _ = try await portal.signedInThroughPAM(.officer)
+            _ = try await portal.signedInThroughPAM(.hotline)
             portal.clock.advance(seconds: 20 * 60)
             try await portal.portal.runCleanup()
             let sessionRows = try await portal.count("SELECT COUNT(*) AS n FROM sessions")
@@ -170,7 +175,7 @@ final class SignInAndSessionTests: XCTestCase {
             let forged = try await browser.post("/signin/continue", ["csrf": "forged", "answer": "000000"])
             XCTAssertEqual(forged.status, .forbidden)
 
-            let throttle = portal.portal.throttle
+            let throttle = portal.portal.signIn.throttle
             let db = portal.portal.database.database(logger: TestDatabases.testLogger)
             // (The waiting conversation above is one attempt under way; four more fail elsewhere.)
             for _ in 0..<4 {
@@ -190,7 +195,7 @@ final class SignInAndSessionTests: XCTestCase {
 
     func testAttemptsUnderWayCountBeforePAMAnswers() async throws {
         try await PortalHarness.run { portal in
-            let throttle = portal.portal.throttle
+            let throttle = portal.portal.signIn.throttle
             let db = portal.portal.database.database(logger: TestDatabases.testLogger)
             let now = portal.clock.now
             // Five parallel attempts are admitted before any has failed; a sixth is not.
@@ -224,7 +229,7 @@ final class SignInAndSessionTests: XCTestCase {
 
     func testParallelFailingAttemptsNeverGetPastTheLock() async throws {
         try await PortalHarness.run { portal in
-            let throttle = portal.portal.throttle
+            let throttle = portal.portal.signIn.throttle
             let db = portal.portal.database.database(logger: TestDatabases.testLogger)
             let now = portal.clock.now
             // Each attempt is admitted and then fails at once, as PAM would answer; the failure
@@ -271,7 +276,7 @@ final class SignInAndSessionTests: XCTestCase {
             XCTAssertTrue(asked.body.contains("action=\"/signin/continue\""))
             XCTAssertEqual(portal.portal.pam.waitingConversations, 1)
             // Meanwhile, failures elsewhere lock the name.
-            let throttle = portal.portal.throttle
+            let throttle = portal.portal.signIn.throttle
             let db = portal.portal.database.database(logger: TestDatabases.testLogger)
             for _ in 0..<5 {
                 _ = try await throttle.admit(username: "tt-otp", address: "192.0.2.99", now: portal.clock.now, on: db)

@@ -3,25 +3,65 @@ import TeleTAN
 import TestSupport
 import XCTest
 @testable import Portal
+@testable import PortalWeb
+@testable import Issuance
+@testable import SignIn
 
 /// The texts of both languages, the templates' use of them, and the spelling alphabets.
 final class StringsTests: XCTestCase {
-    func testBothLanguagesHaveTheSameKeysAndNoEmptyText() {
-        XCTAssertEqual(Set(Strings.english.keys), Set(Strings.german.keys))
-        for (key, text) in Strings.english.merging(Strings.german, uniquingKeysWith: { $0 + $1 }) {
-            XCTAssertFalse(text.trimmingCharacters(in: .whitespaces).isEmpty, key)
+    /// The foundation's table and every feature's, by name.
+    static let tables: [(name: String, table: StringTable)] = [
+        ("web", WebFoundation.strings), ("signin", SignInFeature.strings), ("issuance", IssuanceFeature.strings),
+    ]
+
+    func testEveryTableHasBothLanguagesWithTheSameKeysAndNoEmptyText() {
+        XCTAssertEqual(Self.tables.count, PortalApp.featureTypes.count + 1, "a feature's table is missing here")
+        for (name, table) in Self.tables {
+            XCTAssertFalse(table.english.isEmpty, name)
+            XCTAssertEqual(Set(table.english.keys), Set(table.german.keys), name)
+            for (key, text) in table.english.merging(table.german, uniquingKeysWith: { $0 + $1 }) {
+                XCTAssertFalse(text.trimmingCharacters(in: .whitespaces).isEmpty, "\(name): \(key)")
+            }
         }
     }
 
+    func testNoTwoTablesDefineTheSameKey() {
+        var owner: [String: String] = [:]
+        for (name, table) in Self.tables {
+            for key in table.english.keys {
+                if let other = owner[key] { XCTFail("\(key) is defined by \(other) and \(name)") }
+                owner[key] = name
+            }
+        }
+        XCTAssertEqual(Set(owner.keys), Set(PortalApp.strings.english.keys))
+    }
+
+    /// Reads every template in every feature's folder under Templates/.
     func testEveryTextATemplateUsesExists() throws {
         let templates = repositoryRoot.appendingPathComponent("Templates")
+        let files = try XCTUnwrap(FileManager.default.subpathsOfDirectory(atPath: templates.path)).filter { $0.hasSuffix(".mustache") }
+        XCTAssertEqual(Set(files.map { $0.split(separator: "/").first.map(String.init) ?? "" }), ["web", "signin", "issuance"])
         var used = Set<String>()
-        for file in try FileManager.default.contentsOfDirectory(atPath: templates.path) where file.hasSuffix(".mustache") {
+        for file in files {
             let text = try String(contentsOf: templates.appendingPathComponent(file), encoding: .utf8)
             used.formUnion(text.matches(of: /\{\{[#^\/]?t\.([a-z0-9_]+)\}\}/).map { String($0.output.1) })
         }
-        XCTAssertFalse(used.isEmpty)
-        XCTAssertEqual(used.subtracting(Strings.english.keys), [])
+        XCTAssertGreaterThan(used.count, 30)
+        XCTAssertEqual(used.subtracting(PortalApp.strings.english.keys), [])
+    }
+
+    /// The binary carries Templates/ and Public/ as they are in the repository (the build
+    /// plugin ran on this tree), and a directory given instead is read the same way.
+    func testBuiltInAssetsAreTheRepositorysFiles() throws {
+        let builtIn = try AssetFiles.load()
+        let fromDisk = try AssetFiles.load(
+            templatesDirectory: repositoryRoot.appendingPathComponent("Templates").path,
+            publicDirectory: repositoryRoot.appendingPathComponent("Public").path)
+        XCTAssertEqual(builtIn.templates, fromDisk.templates)
+        XCTAssertEqual(builtIn.publicFiles, fromDisk.publicFiles)
+        XCTAssertNotNil(builtIn.templates["web/header"])
+        XCTAssertNotNil(builtIn.publicFiles["css/portal.css"])
+        XCTAssertThrowsError(try AssetFiles.load(templatesDirectory: "/nonexistent-templates"))
     }
 
     func testEveryTeleTANCharacterIsSpelledInBothLanguages() {

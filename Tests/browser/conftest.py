@@ -64,8 +64,6 @@ class PortalInstance(ManagedProcess):
             "--database", self.database,
             "--secret-file", str(self.secret_file),
             "--pam-service", self.pam_service,
-            "--templates", str(REPO / "Templates"),
-            "--public-directory", str(REPO / "Public"),
             # The default allows one teleTAN per 30 s per user; the tests issue several quickly.
             "--teletan-interval", "1s",
         ]
@@ -94,7 +92,7 @@ def portal(request, tmp_path_factory, secrets_ledger):
     Each service gets its own process (and its own SQLite file and log)."""
     pam_service = getattr(request, "param", DEFAULT_PAM_SERVICE)
     instance = PortalInstance(pam_service, tmp_path_factory.mktemp(f"portal-{pam_service}"))
-    secrets_ledger.watch(instance, instance.database, log_marker=b"[Portal] request")
+    secrets_ledger.watch(instance, instance.database, log_marker=b"[PortalWeb] request")
     instance.start()
     yield instance
     instance.stop()

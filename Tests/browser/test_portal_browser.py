@@ -502,7 +502,7 @@ def test_two_instances_behind_a_load_balancer_act_as_one(portal, browser, secret
     if portal.sqlite_path is not None:
         pytest.skip("several instances need PostgreSQL (SQLite is for one instance)")
     second = PortalInstance(portal.pam_service, tmp_path, database=portal.database, secret_file=portal.secret_file)
-    secrets_ledger.watch(second, second.database, log_marker=b"[Portal] request")
+    secrets_ledger.watch(second, second.database, log_marker=b"[PortalWeb] request")
     second.start()
     try:
         username, password = OFFICER

@@ -83,7 +83,7 @@ def _watched(ledger: SecretsLedger, instance):
     if isinstance(instance, VerificationServer):
         ledger.watch(instance, instance.database, log_marker=b"verification server starting")
     else:
-        ledger.watch(instance, instance.database, log_marker=b"[Portal] request")
+        ledger.watch(instance, instance.database, log_marker=b"[PortalWeb] request")
     return _start(instance)
 
 

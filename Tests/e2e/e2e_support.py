@@ -207,8 +207,6 @@ class Portal(ManagedProcess):
             "--database", self.database,
             "--secret-file", str(self.workdir / "portal.secret"),
             "--pam-service", PAM_SERVICE,
-            "--templates", str(REPO / "Templates"),
-            "--public-directory", str(REPO / "Public"),
             "--teletan-interval", "1s",
             "--verification-server", self.server.internal_url,
             "--verification-key", str(self.key.private_path),

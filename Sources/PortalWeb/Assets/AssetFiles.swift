@@ -39,7 +39,9 @@ package struct AssetFiles: Sendable {
     /// Every regular file below `directory`, keyed by its path relative to it.
     static func files(in directory: String) throws -> [String: [UInt8]] {
         let root = URL(fileURLWithPath: directory, isDirectory: true).standardizedFileURL
-        guard let enumerator = FileManager.default.enumerator(
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue,
+              let enumerator = FileManager.default.enumerator(
             at: root, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles])
         else { throw Unreadable(description: "directory '\(directory)' cannot be read") }
         var result: [String: [UInt8]] = [:]

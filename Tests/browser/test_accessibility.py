@@ -1,0 +1,253 @@
+"""Accessibility of every page the portal shows: axe-core (bundled with axe-selenium-python) runs
+on each page of each role, in English and in German, error pages included, and no violation of
+impact "serious" or "critical" may remain.
+
+Violations are collected over all pages of a run and reported together (page, language, rule,
+impact, node targets); a page that does not load as expected fails the test at once. The node
+HTML axe reports is never put into a message: on the result page it would hold the teleTAN.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from axe_selenium_python import Axe
+from selenium.webdriver.common.by import By
+
+from conftest import OTP_PAM_SERVICE
+from test_portal_browser import (
+    ADMIN, NO_ROLE, OFFICER, OTP_USER, TELETAN_PATTERN, assert_no_error_page, click_and_wait,
+    mark_for_navigation, next_hotp_code, note_issue, path_of, sign_in, wait_for_new_document,
+    wait_issue_interval,
+)
+
+HOTLINE = ("tt-hotline", "Hotline-Pass-1")
+EVENT = ("tt-event", "Event-Pass-1")
+PASSWORD_CHANGE = ("tt-pwchange", "Change-Pass-1")
+# A name no account has: its failed sign-ins lock nobody out who matters.
+NOBODY = ("tt-a11y-nobody", "Wrong-Pass-7")
+
+LANGUAGES = ["en", "de"]
+BLOCKING_IMPACTS = {"serious", "critical"}
+
+# Titles of the error pages (Strings.swift), to tell that the intended error page was shown.
+ERROR_TITLES = {
+    "en": {400: "Bad request", 403: "Not allowed", 404: "Not found", 405: "Not possible here"},
+    "de": {400: "Ungültige Anfrage", 403: "Nicht erlaubt", 404: "Nicht gefunden", 405: "Hier nicht möglich"},
+}
+
+# axe.run's promise, handed back to Selenium either way (a rejection must not become a timeout).
+#
+# One known false positive is configured away, nothing else: autocomplete="one-time-code" on the
+# one-time-code step (a password-type field when PAM asks without echo). The HTML standard puts
+# "one-time-code" in the Password control group, allowed on type=password like current-password.
+# axe-core 3.1.1 (bundled with axe-selenium-python 2.1.6, the last release for Python < 3.12) does
+# not know the token at all (autocomplete-valid; axe-core 4 does), and axe-core's
+# autocomplete-appropriate map still lacks it, so it would accept it on type=text only.
+RUN_AXE = """
+const done = arguments[arguments.length - 1];
+if (typeof axe === 'undefined') { done({error: 'axe-core is not on the page'}); return; }
+axe.configure({checks: [
+  {id: 'autocomplete-valid', options: {standaloneTerms: ['one-time-code']}},
+  {id: 'autocomplete-appropriate', options: {'one-time-code': ['text', 'search', 'password']}}
+]});
+// Only rule, impact and node targets (CSS selectors) come back: never the nodes' HTML, which on
+// the result page holds the teleTAN.
+axe.run(document).then(
+  results => done({
+    version: axe.version,
+    passes: results.passes.length,
+    violations: results.violations.map(v => ({
+      id: v.id, impact: v.impact, help: v.help,
+      targets: v.nodes.map(node => node.target.join(' '))}))}),
+  error => done({error: String(error)}));
+"""
+
+
+class AxeAudit:
+    """Runs axe on the current page of one browser and collects what must not be there."""
+
+    def __init__(self, driver, lang: str):
+        self.driver = driver
+        self.lang = lang
+        self.axe = Axe(driver)
+        self.failures: list[str] = []
+        self.pages: list[str] = []
+        self.version: str | None = None
+
+    def check(self, page: str, path: str | None = None, error_status: int | None = None) -> None:
+        """Checks the page the browser shows: it must have loaded in the expected language, at
+        `path` if given, be the error page with `error_status` if given (else no error page), and
+        have no serious or critical axe violation."""
+        driver = self.driver
+        where = f"{page} [{self.lang}]"
+        assert driver.execute_script("return document.readyState") == "complete", f"{where}: not loaded"
+        if path is not None:
+            assert path_of(driver) == path, f"{where}: expected {path}, the browser is at {path_of(driver)}"
+        lang = driver.find_element(By.TAG_NAME, "html").get_attribute("lang")
+        assert lang == self.lang, f"{where}: the page is in {lang!r}"
+        if error_status is None:
+            assert_no_error_page(driver)
+        else:
+            title = driver.find_element(By.TAG_NAME, "h1").text
+            expected = ERROR_TITLES[self.lang][error_status]
+            assert driver.find_elements(By.ID, "error-message") and title == expected, (
+                f"{where}: expected the {error_status} error page ({expected!r}), got {title!r}")
+
+        self.axe.inject()
+        outcome = driver.execute_async_script(RUN_AXE)
+        if "error" in outcome:
+            pytest.fail(f"{where}: axe failed: {outcome['error']}")
+        # axe really ran: some rules were checked and passed (an empty run would pass vacuously).
+        if not outcome["passes"]:
+            pytest.fail(f"{where}: axe {outcome.get('version')} reported no passed rule at all")
+        for violation in outcome["violations"]:
+            if violation["impact"] in BLOCKING_IMPACTS:
+                self.failures.append(f"{where}: {violation['id']} ({violation['impact']}): {violation['help']}"
+                                     f" -- nodes: {'; '.join(violation['targets'])}")
+        self.version = outcome.get("version")
+        self.pages.append(where)
+
+    def assert_clean(self, expected_pages: int) -> None:
+        problems = list(self.failures)
+        if len(self.pages) != expected_pages:
+            problems.append(f"axe ran on {len(self.pages)} pages, expected {expected_pages}")
+        if problems:
+            pytest.fail(f"{len(self.failures)} serious or critical accessibility violations (axe-core {self.version}):\n"
+                        + "\n".join(problems), pytrace=False)
+
+
+def choose_language(driver, portal, lang: str) -> None:
+    """The language switch's own route: sets the portal_lang cookie and goes to a local page."""
+    driver.get(f"{portal.base_url}/language/{lang}?back=/signin")
+    assert path_of(driver) == "/signin"
+
+
+def sign_out(driver) -> None:
+    click_and_wait(driver, driver.find_element(By.ID, "signout"))
+    assert path_of(driver) == "/signin", driver.current_url
+
+
+def submit_by_script(driver, script: str) -> None:
+    """Runs a script that submits a form, and waits for the page it leads to (no error check)."""
+    mark_for_navigation(driver)
+    driver.execute_script(script)
+    wait_for_new_document(driver)
+
+
+def record_teletan(driver, ledger) -> None:
+    """Records the teleTAN on the result page for the secrets check (never printed)."""
+    value = re.sub(r"\s+", "", driver.find_element(By.ID, "teletan").text)
+    ledger.add_teletan(value)
+    assert TELETAN_PATTERN.fullmatch(value), "the result page shows no teleTAN"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_page_has_no_serious_accessibility_violation(browser, portal, secrets_ledger, lang):
+    audit = AxeAudit(browser, lang)
+    base = portal.base_url
+    choose_language(browser, portal, lang)
+
+    # Signed out.
+    audit.check("sign-in page", "/signin")
+    browser.get(base + "/signin?expired=1")
+    audit.check("sign-in page, session expired notice", "/signin")
+    browser.get(base + "/signin?signedout=1")
+    audit.check("sign-in page, signed-out notice", "/signin")
+    sign_in(browser, portal, secrets_ledger, *NOBODY)
+    assert browser.find_elements(By.ID, "signin-error"), "no sign-in error shown"
+    audit.check("sign-in page, sign-in failed", "/signin")
+    browser.get(base + "/nope")
+    audit.check("404 page, signed out", error_status=404)
+    browser.get(base + "/teletan")
+    audit.check("405 page, signed out", error_status=405)
+
+    # Officer: start page, result page, already shown, hidden notice, error pages signed in.
+    username, password = OFFICER
+    sign_in(browser, portal, secrets_ledger, username, password)
+    audit.check("start page, officer", "/")
+    wait_issue_interval(username)
+    click_and_wait(browser, browser.find_element(By.ID, "issue-teletan"))
+    note_issue(username)
+    record_teletan(browser, secrets_ledger)
+    audit.check("teleTAN result page", "/teletan/result")
+    browser.refresh()
+    assert browser.find_elements(By.ID, "already-shown"), "reloading did not give the already-shown page"
+    audit.check("already-shown page", "/teletan/result")
+    browser.get(base + "/?hidden=1")
+    assert browser.find_elements(By.ID, "teletan-was-hidden")
+    audit.check("start page after the display time (?hidden=1)", "/")
+    browser.get(base + "/nope")
+    audit.check("404 page, signed in", error_status=404)
+    browser.get(base + "/teletan")
+    audit.check("405 page, signed in", error_status=405)
+    browser.get(base + "/")
+    # The issuing form without its one-use token: the form cannot be decoded.
+    submit_by_script(browser, "const form = document.querySelector('form[action=\"/teletan\"]');"
+                              "form.querySelector('[name=nonce]').remove(); form.submit();")
+    audit.check("400 page", error_status=400)
+    browser.get(base + "/")
+    submit_by_script(browser, "const form = document.querySelector('form[action=\"/signout\"]');"
+                              "form.querySelector('[name=csrf]').value = 'not-the-token'; form.submit();")
+    audit.check("403 page, bad CSRF token", error_status=403)
+    browser.get(base + "/")
+    sign_out(browser)
+
+    # The other roles.
+    sign_in(browser, portal, secrets_ledger, *HOTLINE)
+    assert browser.find_elements(By.ID, "issue-teletan")
+    audit.check("start page, hotline", "/")
+    sign_out(browser)
+
+    sign_in(browser, portal, secrets_ledger, *EVENT)
+    assert browser.find_elements(By.ID, "no-issue-role")
+    audit.check("start page, event", "/")
+    browser.get(base + "/teletan/result")
+    audit.check("403 page, event user on the result page", error_status=403)
+    browser.get(base + "/")
+    sign_out(browser)
+
+    sign_in(browser, portal, secrets_ledger, *ADMIN)
+    assert browser.find_elements(By.ID, "no-issue-role")
+    audit.check("start page, admin", "/")
+    sign_out(browser)
+
+    sign_in(browser, portal, secrets_ledger, *NO_ROLE)
+    assert browser.find_elements(By.ID, "no-role")
+    audit.check("start page, no role", "/")
+    sign_out(browser)
+
+    # Expired password: the password-change step. It is not completed: two different new
+    # passwords end the conversation with the failure page, and the password stays as it is.
+    sign_in(browser, portal, secrets_ledger, *PASSWORD_CHANGE)
+    assert browser.find_elements(By.ID, "new_password"), "no password-change page"
+    audit.check("password-change page")
+    for field, value in (("new_password", "A11y-New-Pass-7"), ("new_password_repeat", "A11y-Other-Pass-8")):
+        secrets_ledger.add_password(value)
+        browser.find_element(By.ID, field).send_keys(value)
+    mark_for_navigation(browser)
+    browser.find_element(By.ID, "change-password").click()
+    wait_for_new_document(browser)
+    assert browser.find_elements(By.ID, "signin-error"), "mismatched new passwords were not refused"
+    audit.check("sign-in page, password change failed")
+
+    audit.assert_clean(expected_pages=21)
+
+
+@pytest.mark.parametrize("portal", [OTP_PAM_SERVICE], indirect=True)
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_one_time_code_step_has_no_serious_accessibility_violation(browser, portal, secrets_ledger, lang):
+    audit = AxeAudit(browser, lang)
+    choose_language(browser, portal, lang)
+    username, password = OTP_USER
+    sign_in(browser, portal, secrets_ledger, username, password)
+    assert browser.find_elements(By.ID, "answer"), "no one-time-code step"
+    audit.check("one-time-code step page")
+    # Completed, so that no conversation is left waiting in the portal.
+    _, code = next_hotp_code(username)
+    browser.find_element(By.ID, "answer").send_keys(code)
+    click_and_wait(browser, browser.find_element(By.ID, "continue"))
+    assert path_of(browser) == "/"
+    sign_out(browser)
+    audit.assert_clean(expected_pages=1)
