@@ -3,17 +3,17 @@ import Foundation
 
 /// Walks the audit table in sequence order and reports the first entry that does not fit the
 /// chain: a changed field, a removed or inserted row, or a tail cut off after the head.
-public struct AuditChainVerifier: Sendable {
-    public struct Report: Sendable, Equatable {
-        public let checkedEntries: Int
-        public let firstBrokenSeq: Int64?
-        public let problem: String?
-        public var isIntact: Bool { firstBrokenSeq == nil && problem == nil }
+package struct AuditChainVerifier: Sendable {
+    package struct Report: Sendable, Equatable {
+        package let checkedEntries: Int
+        package let firstBrokenSeq: Int64?
+        package let problem: String?
+        package var isIntact: Bool { firstBrokenSeq == nil && problem == nil }
     }
 
-    public init() {}
+    package init() {}
 
-    public func verify(on db: any Database, pageSize: Int = 1000) async throws -> Report {
+    package func verify(on db: any Database, pageSize: Int = 1000) async throws -> Report {
         // The head is read first: entries appended while we walk the table are beyond it and
         // are left for the next run, so a live system gives no false alarm.
         guard let head = try await AuditHead.find(1, on: db) else {

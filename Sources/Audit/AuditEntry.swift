@@ -4,26 +4,26 @@ import Foundation
 /// One row of the append-only audit table. `seq` is gap-free and `hash` chains each row to the
 /// one before it, so a changed, removed or inserted row is found by ``AuditChainVerifier``.
 /// Indexed for the admin review that filters by time, actor, action and outcome.
-public final class AuditEntry: Model, @unchecked Sendable {
-    public static let schema = "audit_log"
+package final class AuditEntry: Model, @unchecked Sendable {
+    package static let schema = "audit_log"
 
-    @ID(custom: "seq", generatedBy: .user) public var id: Int64?
-    @Field(key: "occurred_at") public var occurredAt: Date
-    @OptionalField(key: "actor") public var actor: String?
-    @OptionalField(key: "role") public var role: String?
-    @Field(key: "action") public var action: String
-    @Field(key: "outcome") public var outcome: String
-    @OptionalField(key: "address") public var address: String?
-    @OptionalField(key: "request_id") public var requestID: String?
-    @OptionalField(key: "subject") public var subject: String?
-    @Field(key: "details") public var details: String
-    @Field(key: "prev_hash") public var previousHash: String
-    @Field(key: "hash") public var hash: String
+    @ID(custom: "seq", generatedBy: .user) package var id: Int64?
+    @Field(key: "occurred_at") package var occurredAt: Date
+    @OptionalField(key: "actor") package var actor: String?
+    @OptionalField(key: "role") package var role: String?
+    @Field(key: "action") package var action: String
+    @Field(key: "outcome") package var outcome: String
+    @OptionalField(key: "address") package var address: String?
+    @OptionalField(key: "request_id") package var requestID: String?
+    @OptionalField(key: "subject") package var subject: String?
+    @Field(key: "details") package var details: String
+    @Field(key: "prev_hash") package var previousHash: String
+    @Field(key: "hash") package var hash: String
 
-    public init() {}
+    package init() {}
 
     /// The decoded `details` column.
-    public var detailValues: [String: String] {
+    package var detailValues: [String: String] {
         (try? JSONDecoder().decode([String: String].self, from: Data(details.utf8))) ?? [:]
     }
 }

@@ -4,23 +4,23 @@ import Foundation
 ///
 /// Never put a secret here: the teleTAN itself is represented only by its keyed fingerprint
 /// (`subject`), passwords and one-time codes never appear.
-public struct AuditEvent: Sendable, Equatable {
-    public enum Outcome: String, Sendable, Codable, CaseIterable {
+package struct AuditEvent: Sendable, Equatable {
+    package enum Outcome: String, Sendable, Codable, CaseIterable {
         case success, failure, refused
     }
 
-    public var action: AuditAction
-    public var outcome: Outcome
-    public var actor: String?
-    public var role: String?
-    public var address: String?
-    public var requestID: String?
+    package var action: AuditAction
+    package var outcome: Outcome
+    package var actor: String?
+    package var role: String?
+    package var address: String?
+    package var requestID: String?
     /// A keyed fingerprint of the object acted on (a teleTAN), when there is one.
-    public var subject: String?
+    package var subject: String?
     /// Small facts: teleTAN type and expiry, the reason for a refusal, ...
-    public var details: [String: String]
+    package var details: [String: String]
 
-    public init(
+    package init(
         action: AuditAction, outcome: Outcome, actor: String? = nil, role: String? = nil,
         address: String? = nil, requestID: String? = nil, subject: String? = nil, details: [String: String] = [:]
     ) {
@@ -37,14 +37,14 @@ public struct AuditEvent: Sendable, Equatable {
 
 /// The actions the audit trail knows. A string type (not a closed enum) so later features
 /// (hotline calls, admin review) add their own without a schema change.
-public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, ExpressibleByStringLiteral {
-    public let rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { self.rawValue = value }
+package struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, ExpressibleByStringLiteral {
+    package let rawValue: String
+    package init(rawValue: String) { self.rawValue = rawValue }
+    package init(stringLiteral value: String) { self.rawValue = value }
 
-    public static let signIn: AuditAction = "signin"
-    public static let signOut: AuditAction = "signout"
-    public static let sessionExpired: AuditAction = "session.expired"
-    public static let accessDenied: AuditAction = "access.denied"
-    public static let teleTANIssue: AuditAction = "teletan.issue"
+    package static let signIn: AuditAction = "signin"
+    package static let signOut: AuditAction = "signout"
+    package static let sessionExpired: AuditAction = "session.expired"
+    package static let accessDenied: AuditAction = "access.denied"
+    package static let teleTANIssue: AuditAction = "teletan.issue"
 }

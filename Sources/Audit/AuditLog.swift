@@ -4,13 +4,13 @@ import SQLKit
 import Storage
 
 /// Appends events to the hash-chained audit table.
-public struct AuditLog: Sendable {
-    public init() {}
+package struct AuditLog: Sendable {
+    package init() {}
 
     /// Appends `event` and returns its sequence number. Inside a caller's transaction the entry
     /// commits (or rolls back) together with the caller's other writes; otherwise it gets its own.
     @discardableResult
-    public func append(_ event: AuditEvent, at now: Date = Date(), on db: any Database) async throws -> Int64 {
+    package func append(_ event: AuditEvent, at now: Date = Date(), on db: any Database) async throws -> Int64 {
         if db.inTransaction {
             return try await appendLocked(event, at: now, on: db)
         }
@@ -85,7 +85,7 @@ public struct AuditLog: Sendable {
     }
 }
 
-public enum AuditError: Error, CustomStringConvertible {
+package enum AuditError: Error, CustomStringConvertible {
     case headMissing
-    public var description: String { "audit_head row is missing: run `portal migrate`" }
+    package var description: String { "audit_head row is missing: run `portal migrate`" }
 }

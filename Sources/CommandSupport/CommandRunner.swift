@@ -5,21 +5,21 @@ import Storage
 import TeleTAN
 
 /// A start-up configuration problem; `message` names the flag and its environment variable.
-public struct ConfigurationError: Error {
-    public let message: String
-    public init(message: String) { self.message = message }
+package struct ConfigurationError: Error {
+    package let message: String
+    package init(message: String) { self.message = message }
 }
 
 /// A command that ran but did not succeed (e.g. a broken audit chain).
-public struct CommandFailure: Error {
-    public let message: String
-    public init(message: String) { self.message = message }
+package struct CommandFailure: Error {
+    package let message: String
+    package init(message: String) { self.message = message }
 }
 
 /// Parses and runs a command line with the exit codes of docs/configuration.md: 64 for usage
 /// errors, 78 for bad configuration (one line naming the flag), 1 for a failed command.
-public enum CommandRunner {
-    public static func run<Root: ParsableCommand>(_ root: Root.Type) async {
+package enum CommandRunner {
+    package static func run<Root: ParsableCommand>(_ root: Root.Type) async {
         var command: any ParsableCommand
         do {
             command = try Root.parseAsRoot()
@@ -56,8 +56,8 @@ public enum CommandRunner {
 
 /// Start-up errors for the operator: our own errors say what is wrong; driver errors are named
 /// by type only, because their descriptions can quote a connection string with its password.
-public enum StartupError {
-    public static func describe(_ error: any Error) -> String {
+package enum StartupError {
+    package static func describe(_ error: any Error) -> String {
         switch error {
         case let error as SecretFile.Failure: error.description
         case let error as DatabaseLocation.ParseError: "--database: \(error.description)"
@@ -68,8 +68,8 @@ public enum StartupError {
 }
 
 /// `migrate` of both executables: create or update the tables, then exit.
-public enum MigrateCommand {
-    public static func run(location: DatabaseLocation, migrations: [any Migration], logger: Logger) async throws {
+package enum MigrateCommand {
+    package static func run(location: DatabaseLocation, migrations: [any Migration], logger: Logger) async throws {
         let database: PortalDatabase
         do {
             database = try await PortalDatabase.openMigrated(location: location, migrations: migrations, logger: logger)

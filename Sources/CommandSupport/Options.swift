@@ -3,20 +3,20 @@ import Logging
 import Storage
 
 /// Reads `PORTAL_*` environment variables as option defaults: every flag has one.
-public enum Environment {
-    public static func value(_ name: String) -> String? {
+package enum Environment {
+    package static func value(_ name: String) -> String? {
         ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    public static func flag(_ name: String) -> Bool {
+    package static func flag(_ name: String) -> Bool {
         guard let value = value(name)?.lowercased() else { return false }
         return ["1", "true", "yes", "on"].contains(value)
     }
 }
 
 /// Parses option values and reports problems as "--flag (ENV): what was expected".
-public enum OptionParser {
-    public static func integer(_ text: String, flag: String, env: String, range: ClosedRange<Int>) throws -> Int {
+package enum OptionParser {
+    package static func integer(_ text: String, flag: String, env: String, range: ClosedRange<Int>) throws -> Int {
         guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
             throw ConfigurationError(message: "\(flag) (\(env)): expected a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
         }
@@ -24,7 +24,7 @@ public enum OptionParser {
     }
 
     /// `90`, `90s`, `15m`, `8h` or `2d`; `0s` only where `allowZero` (a limit switched off).
-    public static func duration(_ text: String, flag: String, env: String, allowZero: Bool = false) throws -> Duration {
+    package static func duration(_ text: String, flag: String, env: String, allowZero: Bool = false) throws -> Duration {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         var number = trimmed, multiplier: Int64 = 1
@@ -38,7 +38,7 @@ public enum OptionParser {
         return .seconds(value * multiplier)
     }
 
-    public static func database(_ text: String, env: String) throws -> DatabaseLocation {
+    package static func database(_ text: String, env: String) throws -> DatabaseLocation {
         do {
             return try DatabaseLocation(parsing: text)
         } catch let error as DatabaseLocation.ParseError {
@@ -47,7 +47,7 @@ public enum OptionParser {
     }
 
     /// Logs to standard output at `level` (journald adds the time when run under systemd).
-    public static func logger(label: String, level text: String, env: String) throws -> Logger {
+    package static func logger(label: String, level text: String, env: String) throws -> Logger {
         guard let level = Logger.Level(rawValue: text.lowercased()) else {
             throw ConfigurationError(message: "--log-level (\(env)): expected trace, debug, info, notice, warning or error, got '\(text)'")
         }
@@ -57,7 +57,7 @@ public enum OptionParser {
         return logger
     }
 
-    public static func name(_ text: String, flag: String, env: String) throws -> String {
+    package static func name(_ text: String, flag: String, env: String) throws -> String {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, !trimmed.contains(where: { $0.isWhitespace || $0 == "/" }) else {
             throw ConfigurationError(message: "\(flag) (\(env)): expected a name without spaces or slashes, got '\(text)'")

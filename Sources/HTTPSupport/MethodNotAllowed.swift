@@ -1,5 +1,5 @@
-public import Hummingbird
-public import HTTPTypes
+package import Hummingbird
+package import HTTPTypes
 
 extension Router {
     /// The methods a path can be asked for that get 405 instead of 404 when the path exists.
@@ -11,7 +11,7 @@ extension Router {
     /// a wrong path. Call after every route is added. Pass `headWhereGet` when the router was made
     /// with `.autoGenerateHeadEndpoints` (the router does not tell), so HEAD counts as allowed
     /// wherever GET is.
-    public func addMethodNotAllowedResponses(headWhereGet: Bool) {
+    package func addMethodNotAllowedResponses(headWhereGet: Bool) {
         var allowedByPath: [String: (path: RouterPath, methods: Set<HTTPRequest.Method>)] = [:]
         for route in routes {
             allowedByPath[route.path.description, default: (route.path, [])].methods.insert(route.method)

@@ -3,18 +3,18 @@ import Logging
 import NIOPosix
 import Synchronization
 
-public struct PAMConfiguration: Sendable {
+package struct PAMConfiguration: Sendable {
     /// The PAM service name, i.e. the file in /etc/pam.d.
-    public var service: String
+    package var service: String
     /// Threads for PAM and NSS calls; also the most sign-ins in progress at once (a further one
     /// is told to try again rather than queued behind a slow directory).
-    public var threads: Int
+    package var threads: Int
     /// How long a request waits for PAM before it answers "try again".
-    public var responseTimeout: Duration
+    package var responseTimeout: Duration
     /// How long a person may take to answer a prompt (a one-time code, a new password).
-    public var promptTimeout: Duration
+    package var promptTimeout: Duration
 
-    public init(service: String, threads: Int = 16, responseTimeout: Duration = .seconds(20), promptTimeout: Duration = .seconds(180)) {
+    package init(service: String, threads: Int = 16, responseTimeout: Duration = .seconds(20), promptTimeout: Duration = .seconds(180)) {
         self.service = service
         self.threads = threads
         self.responseTimeout = responseTimeout
@@ -27,8 +27,8 @@ public struct PAMConfiguration: Sendable {
 /// A PAM stack that asks more than the password (a one-time code, a password change) keeps its
 /// transaction open on its thread while the person answers in the next form step; the
 /// conversation is found again by ``PAMChallenge/conversationID``.
-public final class PAMAuthenticator: Sendable {
-    public let configuration: PAMConfiguration
+package final class PAMAuthenticator: Sendable {
+    package let configuration: PAMConfiguration
     private let pool: NIOThreadPool
     private let state = Mutex<State>(State())
     private let logger: Logger
@@ -45,9 +45,9 @@ public final class PAMAuthenticator: Sendable {
     /// wrong password) lets a visitor hold a thread for the prompt timeout, so one address must
     /// never be able to take them all, nor two (IPv4 and IPv6 of one client); four at once still
     /// leave room for an office behind one NAT address.
-    public var maxInProgressPerHost: Int { max(1, configuration.threads / 4) }
+    package var maxInProgressPerHost: Int { max(1, configuration.threads / 4) }
 
-    public init(configuration: PAMConfiguration, logger: Logger) {
+    package init(configuration: PAMConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
         self.pool = NIOThreadPool(numberOfThreads: configuration.threads)
@@ -55,7 +55,7 @@ public final class PAMAuthenticator: Sendable {
     }
 
     /// Starts a sign-in. The password is consumed (and wiped when no longer needed).
-    public func authenticate(username: String, password: SecretBytes, remoteHost: String? = nil) async -> PAMOutcome {
+    package func authenticate(username: String, password: SecretBytes, remoteHost: String? = nil) async -> PAMOutcome {
         guard Self.isAcceptableUsername(username) else { return .failure(.authenticationFailed) }
         // Counted at admission, released when the transaction ends: parallel requests from one
         // address cannot all slip in before any of them is counted.
@@ -93,7 +93,7 @@ public final class PAMAuthenticator: Sendable {
     /// Answers the prompt of a waiting sign-in. Each challenge takes one answer: a second
     /// submission of the same step finds no conversation.
     /// Returns the username the conversation was started for ("" if none was waiting).
-    public func answer(_ conversationID: String, with answers: [SecretBytes]) async -> (username: String, outcome: PAMOutcome) {
+    package func answer(_ conversationID: String, with answers: [SecretBytes]) async -> (username: String, outcome: PAMOutcome) {
         guard let waiting = state.withLock({ $0.waiting.removeValue(forKey: conversationID) }) else {
             return ("", .failure(.conversationExpired))
         }
@@ -102,14 +102,14 @@ public final class PAMAuthenticator: Sendable {
     }
 
     /// The username a waiting sign-in was started for, nil if none waits under that id.
-    public func username(ofWaiting conversationID: String) -> String? {
+    package func username(ofWaiting conversationID: String) -> String? {
         state.withLock { $0.waiting[conversationID]?.username }
     }
 
     /// Ends a waiting sign-in (the person went back to the start) and waits until its PAM
     /// transaction has ended (a few seconds at most): a sign-in started right after it finds the
     /// thread and the address's slot free again instead of being told PAM is busy.
-    public func cancel(_ conversationID: String) async {
+    package func cancel(_ conversationID: String) async {
         guard let waiting = state.withLock({ $0.waiting.removeValue(forKey: conversationID) }) else { return }
         waiting.bridge.abandon()
         // The pool job releases the thread and the slot before it delivers the final outcome.
@@ -117,9 +117,9 @@ public final class PAMAuthenticator: Sendable {
     }
 
     /// Sign-ins currently waiting for an answer; for metrics and tests.
-    public var waitingConversations: Int { state.withLock { $0.waiting.count } }
+    package var waitingConversations: Int { state.withLock { $0.waiting.count } }
 
-    public func shutdown() async {
+    package func shutdown() async {
         let waiting = state.withLock { state in
             defer { state.waiting = [:] }
             return state.waiting.values.map(\.bridge)
@@ -129,7 +129,7 @@ public final class PAMAuthenticator: Sendable {
     }
 
     /// Runs blocking lookups (NSS group resolution) on the same bounded pool.
-    public func runBlocking<T: Sendable>(_ body: @Sendable @escaping () throws -> T) async throws -> T {
+    package func runBlocking<T: Sendable>(_ body: @Sendable @escaping () throws -> T) async throws -> T {
         try await pool.runIfActive(body)
     }
 
@@ -145,7 +145,7 @@ public final class PAMAuthenticator: Sendable {
     }
 
 
-    public static func isAcceptableUsername(_ username: String) -> Bool {
+    package static func isAcceptableUsername(_ username: String) -> Bool {
         !username.isEmpty && username.utf8.count <= 256
             && !username.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }

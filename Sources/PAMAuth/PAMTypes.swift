@@ -1,7 +1,7 @@
 /// A question PAM asked that only the person signing in can answer (a one-time code, a new
 /// password). The portal shows it as the next form step and answers with ``PAMAuthenticator/answer(_:with:)``.
-public struct PAMChallenge: Sendable, Equatable {
-    public enum Phase: String, Sendable {
+package struct PAMChallenge: Sendable, Equatable {
+    package enum Phase: String, Sendable {
         /// More credentials are needed (e.g. a one-time code after the password).
         case authentication
         /// The password has expired and must be changed (`pam_chauthtok`).
@@ -9,17 +9,17 @@ public struct PAMChallenge: Sendable, Equatable {
     }
 
     /// Identifies the waiting PAM transaction; unguessable, valid for one answer.
-    public let conversationID: String
-    public let phase: Phase
+    package let conversationID: String
+    package let phase: Phase
     /// The module's prompt, e.g. "One-time password (OATH) for `alice': ".
-    public let prompt: String
+    package let prompt: String
     /// Whether the answer may be shown while typing (PAM_PROMPT_ECHO_ON).
-    public let echo: Bool
+    package let echo: Bool
     /// Informational and error messages the module sent before the prompt.
-    public let messages: [String]
+    package let messages: [String]
 }
 
-public enum PAMFailure: Sendable, Equatable {
+package enum PAMFailure: Sendable, Equatable {
     /// Wrong password or code, or unknown user: PAM does not tell these apart, nor do we.
     case authenticationFailed
     /// `pam_acct_mgmt` refused the account (expired, locked, outside permitted hours, ...).
@@ -36,7 +36,7 @@ public enum PAMFailure: Sendable, Equatable {
     case systemError(code: Int32)
 }
 
-public enum PAMOutcome: Sendable, Equatable {
+package enum PAMOutcome: Sendable, Equatable {
     /// Authenticated and account valid. `username` is PAM's own (possibly canonicalised) name.
     case success(username: String)
     case challenge(PAMChallenge)

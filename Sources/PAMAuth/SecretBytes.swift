@@ -7,11 +7,11 @@ import Glibc
 /// Swift `String`s cannot be wiped (they are copied and shared freely), so secrets are moved
 /// into this buffer as early as possible and handed to PAM only as `strdup` copies, which PAM
 /// overwrites and frees itself.
-public final class SecretBytes: @unchecked Sendable {
+package final class SecretBytes: @unchecked Sendable {
     private let pointer: UnsafeMutablePointer<CChar>
     private let capacity: Int
 
-    public init(_ text: String) {
+    package init(_ text: String) {
         var bytes = Array(text.utf8CString)
         capacity = bytes.count
         pointer = .allocate(capacity: capacity)

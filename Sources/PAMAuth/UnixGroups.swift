@@ -4,8 +4,8 @@ import Glibc
 
 /// Group names of a user through NSS (`getgrouplist`), so that local groups and directory
 /// groups via SSSD/LDAP work the same. Blocking: call it through ``PAMAuthenticator/runBlocking(_:)``.
-public enum UnixGroups {
-    public static func names(of username: String) -> [String] {
+package enum UnixGroups {
+    package static func names(of username: String) -> [String] {
         guard let primary = primaryGroup(of: username) else { return [] }
         var count: Int32 = 32
         var ids = [gid_t](repeating: 0, count: Int(count))

@@ -5,42 +5,42 @@ import TeleTAN
 
 /// What a portal asserts when it asks the verification server for a teleTAN: which officer,
 /// with which CWA roles, for the next minute. Signed with the portal's own ES256 key.
-public struct PortalTokenPayload: JWTPayload, Equatable {
+package struct PortalTokenPayload: JWTPayload, Equatable {
     /// CWA role for TEST teleTANs.
-    public static let hotlineRole = "c19hotline"
+    package static let hotlineRole = "c19hotline"
     /// CWA role for EVENT teleTANs.
-    public static let eventRole = "c19hotline_event"
+    package static let eventRole = "c19hotline_event"
 
-    public var sub: SubjectClaim
-    public var roles: [String]
-    public var iat: IssuedAtClaim
-    public var exp: ExpirationClaim
+    package var sub: SubjectClaim
+    package var roles: [String]
+    package var iat: IssuedAtClaim
+    package var exp: ExpirationClaim
 
-    public init(username: String, roles: [String], issuedAt: Date, lifetime: TimeInterval = 60) {
+    package init(username: String, roles: [String], issuedAt: Date, lifetime: TimeInterval = 60) {
         sub = SubjectClaim(value: username)
         self.roles = roles
         iat = IssuedAtClaim(value: issuedAt)
         exp = ExpirationClaim(value: issuedAt.addingTimeInterval(lifetime))
     }
 
-    public func verify(using algorithm: some JWTAlgorithm) throws {
+    package func verify(using algorithm: some JWTAlgorithm) throws {
         try exp.verifyNotExpired()
     }
 }
 
 /// ES256 key files: `portal keygen` writes them, the portal signs with the private one, the
-/// verification server trusts the public ones. A key is named by its thumbprint (the JWT `kid`),
+/// verification server trusts the package ones. A key is named by its thumbprint (the JWT `kid`),
 /// which the server records as "which portal asked".
-public enum PortalKeys {
-    public static let privateKeyFile = "portal-key.pem"
-    public static let publicKeyFile = "portal-key.pub.pem"
+package enum PortalKeys {
+    package static let privateKeyFile = "portal-key.pem"
+    package static let publicKeyFile = "portal-key.pub.pem"
 
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Writes a new key pair into `directory`; the private key with mode 0600. Never overwrites.
-    public static func generate(into directory: String) throws -> (privateKey: String, publicKey: String) {
+    package static func generate(into directory: String) throws -> (privateKey: String, publicKey: String) {
         let privatePath = (directory as NSString).appendingPathComponent(privateKeyFile)
         let publicPath = (directory as NSString).appendingPathComponent(publicKeyFile)
         for path in [privatePath, publicPath] where FileManager.default.fileExists(atPath: path) {
@@ -56,7 +56,7 @@ public enum PortalKeys {
         return (privatePath, publicPath)
     }
 
-    public static func loadPrivateKey(at path: String) throws -> ES256PrivateKey {
+    package static func loadPrivateKey(at path: String) throws -> ES256PrivateKey {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw Failure(description: "cannot read private key \(path)")
         }
@@ -65,49 +65,49 @@ public enum PortalKeys {
         }
     }
 
-    public static func loadPublicKey(at path: String) throws -> ES256PublicKey {
+    package static func loadPublicKey(at path: String) throws -> ES256PublicKey {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw Failure(description: "cannot read public key \(path)")
+            throw Failure(description: "cannot read package key \(path)")
         }
         do { return try ES256PublicKey(pem: data) } catch {
-            throw Failure(description: "\(path) is not an ES256 (P-256) public key in PEM format")
+            throw Failure(description: "\(path) is not an ES256 (P-256) package key in PEM format")
         }
     }
 
-    /// First 16 hex digits of SHA-256 over the public key's PEM form.
-    public static func thumbprint(of key: ES256PublicKey) -> String {
+    /// First 16 hex digits of SHA-256 over the package key's PEM form.
+    package static func thumbprint(of key: ES256PublicKey) -> String {
         KeyedHasher.hex(SHA256.hash(data: Data(key.pemRepresentation.utf8)).prefix(8))
     }
 }
 
 /// Signs short-lived tokens for one portal.
-public struct PortalTokenSigner: Sendable {
+package struct PortalTokenSigner: Sendable {
     private let keys: JWTKeyCollection
-    public let keyID: String
+    package let keyID: String
 
-    public init(privateKeyPath: String) async throws {
+    package init(privateKeyPath: String) async throws {
         let key = try PortalKeys.loadPrivateKey(at: privateKeyPath)
         keyID = PortalKeys.thumbprint(of: key.publicKey)
         keys = JWTKeyCollection()
         await keys.add(ecdsa: key, kid: JWKIdentifier(string: keyID))
     }
 
-    public func token(username: String, roles: [String], now: Date = Date()) async throws -> String {
+    package func token(username: String, roles: [String], now: Date = Date()) async throws -> String {
         try await keys.sign(PortalTokenPayload(username: username, roles: roles, issuedAt: now), kid: JWKIdentifier(string: keyID))
     }
 }
 
-/// Verifies portal tokens against the trusted portals' public keys.
-public struct PortalTokenVerifier: Sendable {
-    public struct Verified: Sendable, Equatable {
-        public let portal: String
-        public let payload: PortalTokenPayload
+/// Verifies portal tokens against the trusted portals' package keys.
+package struct PortalTokenVerifier: Sendable {
+    package struct Verified: Sendable, Equatable {
+        package let portal: String
+        package let payload: PortalTokenPayload
     }
 
     private let keys: JWTKeyCollection
-    public let trustedPortals: [String]
+    package let trustedPortals: [String]
 
-    public init(publicKeyPaths: [String]) async throws {
+    package init(publicKeyPaths: [String]) async throws {
         keys = JWTKeyCollection()
         var thumbprints: [String] = []
         for path in publicKeyPaths {
@@ -121,13 +121,13 @@ public struct PortalTokenVerifier: Sendable {
 
     /// Longest lifetime a token may claim (portals sign for 60 s), and how far a portal's clock
     /// may run ahead of ours.
-    public static let maximumLifetime: TimeInterval = 300
-    public static let allowedClockSkew: TimeInterval = 60
+    package static let maximumLifetime: TimeInterval = 300
+    package static let allowedClockSkew: TimeInterval = 60
 
     /// The portal (key thumbprint) and payload, or nil for an unsigned, wrongly signed, expired
     /// or untrusted token, one whose header names another algorithm than ES256, one issued in
     /// the future or valid for longer than ``maximumLifetime``, or one without a subject.
-    public func verify(_ token: String, now: Date = Date()) async -> Verified? {
+    package func verify(_ token: String, now: Date = Date()) async -> Verified? {
         guard let header = try? DefaultJWTParser().parse(Array(token.utf8), as: PortalTokenPayload.self).header,
               header.alg == "ES256",
               let kid = header.kid, trustedPortals.contains(kid),

@@ -1,17 +1,17 @@
 import Foundation
 
 /// Where the data lives: a SQLite file (the embedded default) or a PostgreSQL server.
-public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
+package enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
     case sqlite(path: String)
     case postgres(url: String)
 
-    public struct ParseError: Error, CustomStringConvertible {
-        public let description: String
+    package struct ParseError: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Accepts `sqlite:PATH`, a bare path, or `postgres://user:pass@host:port/db`
     /// (`postgresql://` too).
-    public init(parsing text: String) throws {
+    package init(parsing text: String) throws {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.hasPrefix("postgres://") || trimmed.hasPrefix("postgresql://") {
             guard let url = URL(string: trimmed), url.host != nil, url.path.count > 1 else {
@@ -30,7 +30,7 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// For logs and start-up messages: never the password.
-    public var description: String {
+    package var description: String {
         switch self {
         case .sqlite(let path): return "sqlite:\(path)"
         case .postgres(let url):

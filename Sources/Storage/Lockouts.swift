@@ -4,10 +4,10 @@ import SQLKit
 
 /// "Refuse `key` until a given time", shared by all instances through the database.
 /// Used by sign-in throttling: a locked username is refused without asking PAM.
-public struct Lockouts: Sendable {
-    public init() {}
+package struct Lockouts: Sendable {
+    package init() {}
 
-    public func lock(scope: String, key: String, until: Date, on db: any Database) async throws {
+    package func lock(scope: String, key: String, until: Date, on db: any Database) async throws {
         let untilMs = RateLimiter.milliseconds(until)
         try await sql(db).raw("""
             INSERT INTO lockouts (scope, lock_key, until_ms) VALUES (\(bind: scope), \(bind: key), \(bind: untilMs))
@@ -16,7 +16,7 @@ public struct Lockouts: Sendable {
     }
 
     /// The end of an active lock, or nil.
-    public func lockedUntil(scope: String, key: String, now: Date, on db: any Database) async throws -> Date? {
+    package func lockedUntil(scope: String, key: String, now: Date, on db: any Database) async throws -> Date? {
         struct Row: Decodable { let until_ms: Int64 }
         let row = try await sql(db).raw("""
             SELECT until_ms FROM lockouts WHERE scope = \(bind: scope) AND lock_key = \(bind: key)
@@ -27,7 +27,7 @@ public struct Lockouts: Sendable {
 
     /// The end of an active lock of `key`, and the events `rule` counted for it, in one round trip
     /// (the guessing protection asks both on every `/registrationToken`).
-    public func lockAndCount(scope: String, key: String, counting rule: RateRule, at now: Date,
+    package func lockAndCount(scope: String, key: String, counting rule: RateRule, at now: Date,
                              on db: any Database) async throws -> (lockedUntil: Date?, count: Int) {
         struct Row: Decodable { let until_ms: Int64?; let hits: Int }
         let oldest = RateLimiter.oldestSlot(rule, at: now)
@@ -40,7 +40,7 @@ public struct Lockouts: Sendable {
         return (locked, row?.hits ?? 0)
     }
 
-    public func purge(before now: Date, on db: any Database) async throws {
+    package func purge(before now: Date, on db: any Database) async throws {
         try await sql(db).raw("DELETE FROM lockouts WHERE until_ms < \(bind: RateLimiter.milliseconds(now))").run()
     }
 }

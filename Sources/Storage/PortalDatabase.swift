@@ -13,13 +13,13 @@ import SQLKit
 /// SQLite gets a single connection on a single event loop: every statement and transaction is
 /// serialised, which is what a single-file database wants (no "database is locked" under load).
 /// PostgreSQL gets a pool per event loop.
-public final class PortalDatabase: Sendable {
-    public let location: DatabaseLocation
+package final class PortalDatabase: Sendable {
+    package let location: DatabaseLocation
     private let databases: Databases
     private let threadPool: NIOThreadPool
     private let eventLoopGroup: MultiThreadedEventLoopGroup
 
-    public init(location: DatabaseLocation, poolSize: Int = 8, logger: Logger) throws {
+    package init(location: DatabaseLocation, poolSize: Int = 8, logger: Logger) throws {
         self.location = location
         let loops = location.isSQLite ? 1 : 2
         self.eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: loops)
@@ -51,7 +51,7 @@ public final class PortalDatabase: Sendable {
 
     /// Opens the database and applies `migrations` (see ``migrate(_:logger:)``). On failure the
     /// pools are closed again, so a caller that gets an error has nothing to shut down.
-    public static func openMigrated(location: DatabaseLocation, poolSize: Int = 8, migrations: [any Migration],
+    package static func openMigrated(location: DatabaseLocation, poolSize: Int = 8, migrations: [any Migration],
                                     logger: Logger) async throws -> PortalDatabase {
         let database = try PortalDatabase(location: location, poolSize: poolSize, logger: logger)
         do {
@@ -64,13 +64,13 @@ public final class PortalDatabase: Sendable {
     }
 
     /// A database handle; cheap, make one per request or job.
-    public func database(logger: Logger) -> any Database {
+    package func database(logger: Logger) -> any Database {
         databases.database(logger: logger, on: eventLoopGroup.any())!
     }
 
     /// Creates missing tables and indexes. Safe to run on every start and from several instances:
     /// on PostgreSQL an advisory lock makes concurrent starts wait for each other.
-    public func migrate(_ migrations: [any Migration], logger: Logger) async throws {
+    package func migrate(_ migrations: [any Migration], logger: Logger) async throws {
         let all = Migrations()
         all.add(migrations)
         let migrator = Migrator(databases: databases, migrations: all, logger: logger, on: eventLoopGroup.any(), migrationLogLevel: .debug)
@@ -96,7 +96,7 @@ public final class PortalDatabase: Sendable {
     }
 
     /// Drops everything the migrations created. Only tests use this.
-    public func revertAll(_ migrations: [any Migration], logger: Logger) async throws {
+    package func revertAll(_ migrations: [any Migration], logger: Logger) async throws {
         let all = Migrations()
         all.add(migrations)
         let migrator = Migrator(databases: databases, migrations: all, logger: logger, on: eventLoopGroup.any(), migrationLogLevel: .debug)
@@ -106,12 +106,12 @@ public final class PortalDatabase: Sendable {
 
     /// True for an error that means "too busy right now" rather than "broken": no pooled
     /// connection became free in time. Callers answer 503 with `Retry-After` instead of 500.
-    public static func isOverloaded(_ error: any Error) -> Bool {
+    package static func isOverloaded(_ error: any Error) -> Bool {
         error is ConnectionPoolTimeoutError
     }
 
     /// True when a trivial query succeeds; for `/health/ready`.
-    public func isReachable(logger: Logger) async -> Bool {
+    package func isReachable(logger: Logger) async -> Bool {
         do {
             let sql = database(logger: logger) as! any SQLDatabase
             try await sql.raw("SELECT 1").run()
@@ -121,7 +121,7 @@ public final class PortalDatabase: Sendable {
         }
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         await databases.shutdownAsync()
         try? await threadPool.shutdownGracefully()
         try? await eventLoopGroup.shutdownGracefully()
@@ -145,7 +145,7 @@ public final class PortalDatabase: Sendable {
 }
 
 extension DatabaseLocation {
-    public var isSQLite: Bool {
+    package var isSQLite: Bool {
         if case .sqlite = self { return true }
         return false
     }

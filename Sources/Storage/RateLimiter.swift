@@ -3,12 +3,12 @@ import Foundation
 import SQLKit
 
 /// "At most `limit` events per `window`", e.g. one teleTAN per 30 seconds per officer.
-public struct RateRule: Sendable, Equatable {
-    public let name: String
-    public let limit: Int
-    public let window: Duration
+package struct RateRule: Sendable, Equatable {
+    package let name: String
+    package let limit: Int
+    package let window: Duration
 
-    public init(name: String, limit: Int, window: Duration) {
+    package init(name: String, limit: Int, window: Duration) {
         self.name = name
         self.limit = limit
         self.window = window
@@ -17,9 +17,9 @@ public struct RateRule: Sendable, Equatable {
 
 /// Thrown by ``RateLimiter/consume(_:at:on:)`` when a rule is exhausted. Throwing (rather than
 /// returning) makes the surrounding transaction roll back its own increment.
-public struct RateLimitExceeded: Error, Sendable {
-    public let rule: RateRule
-    public let retryAfter: Duration
+package struct RateLimitExceeded: Error, Sendable {
+    package let rule: RateRule
+    package let retryAfter: Duration
 }
 
 /// Sliding-window counters kept in the database, so that every portal instance behind a load
@@ -29,14 +29,14 @@ public struct RateLimitExceeded: Error, Sendable {
 /// "rolling hour" is exact to the minute and costs at most 60 small rows per key, however many
 /// events it counts. Incrementing is an upsert that row-locks the slot until the transaction
 /// ends, so concurrent requests for one key are counted one after the other.
-public struct RateLimiter: Sendable {
+package struct RateLimiter: Sendable {
     static let slotsPerWindow: Int64 = 60
 
-    public init() {}
+    package init() {}
 
     /// Counts one event for each (rule, key) and throws ``RateLimitExceeded`` if that takes any
     /// rule over its limit. Call it inside a transaction.
-    public func consume(_ hits: [(rule: RateRule, key: String)], at now: Date, on db: any Database) async throws {
+    package func consume(_ hits: [(rule: RateRule, key: String)], at now: Date, on db: any Database) async throws {
         for hit in hits {
             try await increment(hit.rule, key: hit.key, at: now, on: db)
             let slots = try await slots(hit.rule, key: hit.key, at: now, on: db)
@@ -53,7 +53,7 @@ public struct RateLimiter: Sendable {
     /// lock; the limit applies to the sum of all shards. Throws ``RateLimitExceeded`` when the
     /// event takes the sum over the limit, and returns the new sum otherwise.
     @discardableResult
-    public func consumeShared(_ rule: RateRule, shards: Int, at now: Date, on db: any Database) async throws -> Int {
+    package func consumeShared(_ rule: RateRule, shards: Int, at now: Date, on db: any Database) async throws -> Int {
         try await increment(rule, key: "shard-\(Int.random(in: 0..<max(1, shards)))", at: now, on: db)
         let oldest = Self.oldestSlot(rule, at: now)
         let slots = try await sql(db).raw("""
@@ -70,14 +70,14 @@ public struct RateLimiter: Sendable {
 
     /// Counts one event without a limit (failed sign-ins) and returns the new total.
     @discardableResult
-    public func record(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws -> Int {
+    package func record(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws -> Int {
         try await increment(rule, key: key, at: now, on: db)
         return try await count(rule, key: key, at: now, on: db)
     }
 
     /// Takes back the newest event counted for `key` (an attempt counted in advance that turned out
     /// not to count). Never goes below zero.
-    public func unrecord(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws {
+    package func unrecord(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws {
         let oldest = Self.oldestSlot(rule, at: now)
         try await sql(db).raw("""
             UPDATE rate_slots SET hits = hits - 1
@@ -88,17 +88,17 @@ public struct RateLimiter: Sendable {
     }
 
     /// Events counted for `key` within the rule's window ending at `now`.
-    public func count(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws -> Int {
+    package func count(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws -> Int {
         try await slots(rule, key: key, at: now, on: db).reduce(0) { $0 + $1.hits }
     }
 
     /// Forgets all events for `key` (after a successful sign-in, say).
-    public func reset(_ rule: RateRule, key: String, on db: any Database) async throws {
+    package func reset(_ rule: RateRule, key: String, on db: any Database) async throws {
         try await sql(db).raw("DELETE FROM rate_slots WHERE rule = \(bind: rule.name) AND bucket = \(bind: key)").run()
     }
 
     /// Deletes slots that have left every window; the periodic cleanup calls it.
-    public func purge(before now: Date, on db: any Database) async throws {
+    package func purge(before now: Date, on db: any Database) async throws {
         try await sql(db).raw("DELETE FROM rate_slots WHERE expires_ms < \(bind: Self.milliseconds(now))").run()
     }
 
@@ -157,18 +157,18 @@ public struct RateLimiter: Sendable {
 }
 
 /// The SQL side of a Fluent database (both drivers provide it).
-public func sql(_ db: any Database) -> any SQLDatabase {
+package func sql(_ db: any Database) -> any SQLDatabase {
     db as! any SQLDatabase
 }
 
 /// Whether `db` is PostgreSQL (else SQLite): for the few statements written for one of them.
-public func isPostgreSQL(_ db: any Database) -> Bool {
+package func isPostgreSQL(_ db: any Database) -> Bool {
     sql(db).dialect.name == "postgresql"
 }
 
 extension Duration {
     /// The duration in seconds, fractions included.
-    public var seconds: TimeInterval {
+    package var seconds: TimeInterval {
         TimeInterval(components.seconds) + TimeInterval(components.attoseconds) / 1e18
     }
 }

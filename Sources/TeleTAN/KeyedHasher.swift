@@ -6,29 +6,29 @@ import Crypto
 ///
 /// Each use has its own `Purpose`, mixed into the input, so that a hash from one table never
 /// matches a hash from another (a teleTAN's audit fingerprint is not its storage hash).
-public struct KeyedHasher: Sendable {
-    public struct Purpose: Sendable, Hashable {
-        public let label: String
-        public init(_ label: String) { self.label = label }
+package struct KeyedHasher: Sendable {
+    package struct Purpose: Sendable, Hashable {
+        package let label: String
+        package init(_ label: String) { self.label = label }
 
-        public static let teleTANStorage = Purpose("teletan-storage")
-        public static let teleTANFingerprint = Purpose("teletan-fingerprint")
-        public static let session = Purpose("session")
-        public static let csrf = Purpose("csrf")
-        public static let formNonce = Purpose("form-nonce")
-        public static let formNonceMAC = Purpose("form-nonce-mac")
-        public static let registrationToken = Purpose("registration-token")
-        public static let tan = Purpose("tan")
+        package static let teleTANStorage = Purpose("teletan-storage")
+        package static let teleTANFingerprint = Purpose("teletan-fingerprint")
+        package static let session = Purpose("session")
+        package static let csrf = Purpose("csrf")
+        package static let formNonce = Purpose("form-nonce")
+        package static let formNonceMAC = Purpose("form-nonce-mac")
+        package static let registrationToken = Purpose("registration-token")
+        package static let tan = Purpose("tan")
     }
 
     private let key: SymmetricKey
 
-    public init(key: SymmetricKey) {
+    package init(key: SymmetricKey) {
         self.key = key
     }
 
     /// Lower-case hex of HMAC-SHA-256(key, purpose || 0x00 || value).
-    public func hash(_ value: some StringProtocol, for purpose: Purpose) -> String {
+    package func hash(_ value: some StringProtocol, for purpose: Purpose) -> String {
         var hmac = HMAC<SHA256>(key: key)
         hmac.update(data: Array(purpose.label.utf8))
         hmac.update(data: [0])
@@ -37,7 +37,7 @@ public struct KeyedHasher: Sendable {
     }
 
     /// Compares two hex strings in time that depends only on their length.
-    public static func constantTimeEquals(_ lhs: some StringProtocol, _ rhs: some StringProtocol) -> Bool {
+    package static func constantTimeEquals(_ lhs: some StringProtocol, _ rhs: some StringProtocol) -> Bool {
         let left = Array(lhs.utf8), right = Array(rhs.utf8)
         guard left.count == right.count else { return false }
         var difference: UInt8 = 0
@@ -46,7 +46,7 @@ public struct KeyedHasher: Sendable {
     }
 
     /// Lower-case hex of any bytes (digests, thumbprints); shared by the audit chain and TLS pinning.
-    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
+    package static func hex(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         for byte in bytes { out.append(digits[Int(byte >> 4)]); out.append(digits[Int(byte & 0xF)]) }

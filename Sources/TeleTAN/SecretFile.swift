@@ -7,13 +7,13 @@ import Foundation
 /// The server secret: 32 random bytes, hex-encoded in a file only the service account can read.
 /// It keys every HMAC (stored hashes, fingerprints, CSRF tokens) and the encryption of a teleTAN
 /// waiting to be shown. Created on first start with mode 0600 if missing.
-public enum SecretFile {
-    public enum Failure: Error, CustomStringConvertible {
+package enum SecretFile {
+    package enum Failure: Error, CustomStringConvertible {
         case unreadable(path: String, reason: String)
         case malformed(path: String)
         case tooOpen(path: String, mode: String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unreadable(let path, let reason): "cannot read or create secret file \(path): \(reason)"
             case .malformed(let path): "secret file \(path) must hold 64 hex characters (32 bytes)"
@@ -23,7 +23,7 @@ public enum SecretFile {
     }
 
     /// Reads the key at `path`, creating the file with a new random key if it does not exist.
-    public static func loadOrCreate(at path: String) throws -> SymmetricKey {
+    package static func loadOrCreate(at path: String) throws -> SymmetricKey {
         if !FileManager.default.fileExists(atPath: path) {
             try create(at: path)
         }

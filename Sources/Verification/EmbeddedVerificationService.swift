@@ -6,7 +6,7 @@ import TeleTAN
 
 /// The verification server's teleTAN creation, running inside the caller's process and database.
 /// The standalone verification server serves this same type over HTTP.
-public struct EmbeddedVerificationService: VerificationService {
+package struct EmbeddedVerificationService: VerificationService {
     private let hasher: KeyedHasher
     private let globalLimit: RateRule
     private let limiter = RateLimiter()
@@ -15,20 +15,20 @@ public struct EmbeddedVerificationService: VerificationService {
 
     /// - Parameter globalLimit: CWA allows 1000 teleTANs per rolling hour, both types together;
     ///   a warning is logged from 80 %.
-    public init(hasher: KeyedHasher, globalLimit: RateRule, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
+    package init(hasher: KeyedHasher, globalLimit: RateRule, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.hasher = hasher
         self.globalLimit = globalLimit
         self.logger = logger
         self.now = now
     }
 
-    public var sharesDatabase: Bool { true }
+    package var sharesDatabase: Bool { true }
 
-    public static func defaultGlobalLimit(perHour limit: Int = 1000) -> RateRule {
+    package static func defaultGlobalLimit(perHour limit: Int = 1000) -> RateRule {
         RateRule(name: "teletan.global", limit: limit, window: .seconds(3600))
     }
 
-    public func issueTeleTAN(_ request: TeleTANRequest, within db: any Database) async throws -> IssuedTeleTAN {
+    package func issueTeleTAN(_ request: TeleTANRequest, within db: any Database) async throws -> IssuedTeleTAN {
         let issuedAt = now()
         do {
             let used = try await limiter.consumeShared(globalLimit, shards: 8, at: issuedAt, on: db)

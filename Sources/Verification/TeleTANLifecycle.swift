@@ -6,8 +6,8 @@ import TeleTAN
 /// The app-facing half of the verification server: teleTAN → registration token → TAN →
 /// verification by the submission server. Every value is looked up by its keyed hash (the
 /// database compares hashes, never the secrets themselves), and each step is single use.
-public struct TeleTANLifecycle: Sendable {
-    public enum Refusal: Error, Equatable, Sendable {
+package struct TeleTANLifecycle: Sendable {
+    package enum Refusal: Error, Equatable, Sendable {
         /// Malformed, unknown, expired or already redeemed teleTAN: one answer for all.
         case invalidTeleTAN
         case unknownRegistrationToken
@@ -15,21 +15,21 @@ public struct TeleTANLifecycle: Sendable {
         case unknownOrUsedTAN
     }
 
-    public static let tanValidity: TimeInterval = 14 * 24 * 60 * 60
+    package static let tanValidity: TimeInterval = 14 * 24 * 60 * 60
     /// CWA deletes rows older than 21 days.
-    public static let retention: TimeInterval = 21 * 24 * 60 * 60
+    package static let retention: TimeInterval = 21 * 24 * 60 * 60
 
     private let hasher: KeyedHasher
     private let now: @Sendable () -> Date
 
-    public init(hasher: KeyedHasher, now: @escaping @Sendable () -> Date = Date.init) {
+    package init(hasher: KeyedHasher, now: @escaping @Sendable () -> Date = Date.init) {
         self.hasher = hasher
         self.now = now
     }
 
     /// Redeems a teleTAN once and returns a new registration token (UUID v4).
     /// The check character is verified too (the original CWA server did not).
-    public func registrationToken(for key: String, on db: any Database) async throws -> String {
+    package func registrationToken(for key: String, on db: any Database) async throws -> String {
         guard let teleTAN = TeleTAN(key) else { throw Refusal.invalidTeleTAN }
         let time = now()
         let teleTANHash = hasher.hash(teleTAN.value, for: .teleTANStorage)
@@ -66,7 +66,7 @@ public struct TeleTANLifecycle: Sendable {
     }
 
     /// Issues the one TAN of a registration token.
-    public func tan(for registrationToken: String, on db: any Database) async throws -> String {
+    package func tan(for registrationToken: String, on db: any Database) async throws -> String {
         guard Self.isUUIDv4(registrationToken) else { throw Refusal.unknownRegistrationToken }
         let time = now()
         let tokenHash = hasher.hash(registrationToken.lowercased(), for: .registrationToken)
@@ -105,7 +105,7 @@ public struct TeleTANLifecycle: Sendable {
     }
 
     /// The session creation time of a registration token; teleTAN sessions are always positive.
-    public func sessionCreation(of registrationToken: String, on db: any Database) async throws -> Date {
+    package func sessionCreation(of registrationToken: String, on db: any Database) async throws -> Date {
         guard Self.isUUIDv4(registrationToken),
               let record = try await RegistrationTokenRecord.query(on: db)
                 .filter(\.$hash == hasher.hash(registrationToken.lowercased(), for: .registrationToken)).first()
@@ -114,7 +114,7 @@ public struct TeleTANLifecycle: Sendable {
     }
 
     /// Consumes a TAN for the submission server; returns the teleTAN type it stems from.
-    public func verify(tan: String, on db: any Database) async throws -> String {
+    package func verify(tan: String, on db: any Database) async throws -> String {
         guard Self.isUUIDv4(tan) else { throw Refusal.unknownOrUsedTAN }
         let time = now()
         struct Row: Decodable { let teletan_type: String }
@@ -131,7 +131,7 @@ public struct TeleTANLifecycle: Sendable {
     /// lock lets one instance do it while the others skip this round.
     /// - Returns: false when another instance holds the lock.
     @discardableResult
-    public func purgeExpired(on db: any Database) async throws -> Bool {
+    package func purgeExpired(on db: any Database) async throws -> Bool {
         let cutoff = now().addingTimeInterval(-Self.retention)
         return try await db.transaction { tx in
             if isPostgreSQL(tx) {
@@ -147,7 +147,7 @@ public struct TeleTANLifecycle: Sendable {
     }
 
     /// `^[a-f0-9]{8}-[a-f0-9]{4}-4[a-f0-9]{3}-[89aAbB][a-f0-9]{3}-[a-f0-9]{12}$`, as CWA checks.
-    public static func isUUIDv4(_ value: String) -> Bool {
+    package static func isUUIDv4(_ value: String) -> Bool {
         // Checked by hand: a regex literal is compiled again on every call, which showed in profiles.
         let bytes = Array(value.utf8)
         guard bytes.count == 36 else { return false }

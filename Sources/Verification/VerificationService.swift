@@ -3,15 +3,15 @@ import Foundation
 import TeleTAN
 
 /// Who asks for a teleTAN, and of which type.
-public struct TeleTANRequest: Sendable {
-    public var type: TeleTANType
+package struct TeleTANRequest: Sendable {
+    package var type: TeleTANType
     /// The officer's username, for the verification side's own records.
-    public var requestedBy: String
-    public var requestID: String?
+    package var requestedBy: String
+    package var requestID: String?
     /// The officer's roles in CWA terms (`c19hotline`, `c19hotline_event`), for a remote server.
-    public var roles: [String]
+    package var roles: [String]
 
-    public init(type: TeleTANType, requestedBy: String, requestID: String? = nil, roles: [String] = []) {
+    package init(type: TeleTANType, requestedBy: String, requestID: String? = nil, roles: [String] = []) {
         self.type = type
         self.requestedBy = requestedBy
         self.requestID = requestID
@@ -21,13 +21,13 @@ public struct TeleTANRequest: Sendable {
 
 /// A freshly created teleTAN. This value is the only place its characters exist: the caller
 /// shows it once and lets it go.
-public struct IssuedTeleTAN: Sendable {
-    public let teleTAN: TeleTAN
-    public let type: TeleTANType
-    public let issuedAt: Date
-    public let validUntil: Date
+package struct IssuedTeleTAN: Sendable {
+    package let teleTAN: TeleTAN
+    package let type: TeleTANType
+    package let issuedAt: Date
+    package let validUntil: Date
 
-    public init(teleTAN: TeleTAN, type: TeleTANType, issuedAt: Date, validUntil: Date) {
+    package init(teleTAN: TeleTAN, type: TeleTANType, issuedAt: Date, validUntil: Date) {
         self.teleTAN = teleTAN
         self.type = type
         self.issuedAt = issuedAt
@@ -35,7 +35,7 @@ public struct IssuedTeleTAN: Sendable {
     }
 }
 
-public enum VerificationServiceError: Error, Sendable, Equatable {
+package enum VerificationServiceError: Error, Sendable, Equatable {
     /// The server-wide limit (CWA: 1000 per rolling hour) is reached.
     case globalLimitReached(retryAfter: Duration)
     /// The verification server did not confirm the teleTAN (unreachable, timeout, 5xx, ...).
@@ -44,7 +44,7 @@ public enum VerificationServiceError: Error, Sendable, Equatable {
 
 /// The boundary between the portal and the verification server. The portal embeds
 /// ``EmbeddedVerificationService`` by default; a remote implementation speaks the CWA API.
-public protocol VerificationService: Sendable {
+package protocol VerificationService: Sendable {
     /// Creates one teleTAN. `db` is the caller's open transaction: an implementation that stores
     /// in the same database writes there, so the teleTAN exists only if the caller's audit entry
     /// commits too. A remote implementation ignores it.

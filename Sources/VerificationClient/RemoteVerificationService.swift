@@ -12,7 +12,7 @@ import Verification
 /// behind the same boundary as the embedded service. Every request carries a short-lived JWT
 /// signed with this portal's key. Nothing that the server did not confirm with a well-formed
 /// teleTAN is ever returned, and no request waits longer than `timeout`.
-public final class RemoteVerificationService: VerificationService {
+package final class RemoteVerificationService: VerificationService {
     private let endpoint: String
     private let signer: PortalTokenSigner
     private let client: HTTPClient
@@ -21,7 +21,7 @@ public final class RemoteVerificationService: VerificationService {
 
     /// `tls` adds a client certificate (mutual TLS) or trust roots for an `https` server; without
     /// it, `https` uses the system's trust store.
-    public init(baseURL: String, signer: PortalTokenSigner, timeout: Duration = .seconds(5), tls: TLSConfiguration? = nil,
+    package init(baseURL: String, signer: PortalTokenSigner, timeout: Duration = .seconds(5), tls: TLSConfiguration? = nil,
                 now: @escaping @Sendable () -> Date = Date.init) {
         endpoint = baseURL.hasSuffix("/") ? baseURL + "version/v1/tan/teletan" : baseURL + "/version/v1/tan/teletan"
         self.signer = signer
@@ -34,9 +34,9 @@ public final class RemoteVerificationService: VerificationService {
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    public var sharesDatabase: Bool { false }
+    package var sharesDatabase: Bool { false }
 
-    public func issueTeleTAN(_ request: TeleTANRequest, within _: any Database) async throws -> IssuedTeleTAN {
+    package func issueTeleTAN(_ request: TeleTANRequest, within _: any Database) async throws -> IssuedTeleTAN {
         let issuedAt = now()
         var http = HTTPClientRequest(url: endpoint)
         http.method = .POST
@@ -67,7 +67,7 @@ public final class RemoteVerificationService: VerificationService {
         }
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         try? await client.shutdown()
     }
 }

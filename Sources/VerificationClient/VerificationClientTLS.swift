@@ -3,15 +3,15 @@ import NIOSSL
 /// The portal's TLS settings for an `https` verification server: an optional client
 /// certificate (the server's mutual-TLS allow-list holds its SHA-256 thumbprint) and optional
 /// trust roots (a private CA) instead of the system's.
-public enum VerificationClientTLS {
-    public struct Failure: Error, CustomStringConvertible {
-        public enum Setting: Sendable { case certificate, privateKey, trustRoots }
+package enum VerificationClientTLS {
+    package struct Failure: Error, CustomStringConvertible {
+        package enum Setting: Sendable { case certificate, privateKey, trustRoots }
         /// Which setting is wrong, so that the command can name its flag.
-        public let setting: Setting
-        public let description: String
+        package let setting: Setting
+        package let description: String
     }
 
-    public static func configuration(certificate: String?, privateKey: String?, trustRoots: String?) throws -> TLSConfiguration? {
+    package static func configuration(certificate: String?, privateKey: String?, trustRoots: String?) throws -> TLSConfiguration? {
         guard certificate != nil || privateKey != nil || trustRoots != nil else { return nil }
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12

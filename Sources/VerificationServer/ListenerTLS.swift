@@ -13,41 +13,41 @@ import TeleTAN
 /// by ``ClientCertificateMiddleware`` (as CWA's verification server did). The thumbprint is the
 /// trust anchor, so the certificate chain itself is not validated against a CA; the TLS handshake
 /// still proves that the client holds the certificate's private key.
-public struct ListenerTLS: Sendable {
-    public var certificateChainPath: String
-    public var privateKeyPath: String
+package struct ListenerTLS: Sendable {
+    package var certificateChainPath: String
+    package var privateKeyPath: String
     /// Lower-case hex SHA-256 thumbprints of the DER certificates allowed to connect; empty means
     /// TLS without client certificates.
-    public var allowedClientThumbprints: Set<String>
+    package var allowedClientThumbprints: Set<String>
 
-    public init(certificateChainPath: String, privateKeyPath: String, allowedClientThumbprints: Set<String> = []) {
+    package init(certificateChainPath: String, privateKeyPath: String, allowedClientThumbprints: Set<String> = []) {
         self.certificateChainPath = certificateChainPath
         self.privateKeyPath = privateKeyPath
         self.allowedClientThumbprints = allowedClientThumbprints
     }
 
-    public var requiresClientCertificate: Bool { !allowedClientThumbprints.isEmpty }
+    package var requiresClientCertificate: Bool { !allowedClientThumbprints.isEmpty }
 
     /// Accepts `AB:CD:…` (as `openssl x509 -fingerprint -sha256` prints it) or plain hex.
-    public static func normalizedThumbprint(_ text: String) -> String? {
+    package static func normalizedThumbprint(_ text: String) -> String? {
         let hex = text.replacingOccurrences(of: ":", with: "").lowercased()
         guard hex.utf8.count == 64, hex.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
         return hex
     }
 
-    public static func thumbprint(of certificate: NIOSSLCertificate) throws -> String {
+    package static func thumbprint(of certificate: NIOSSLCertificate) throws -> String {
         KeyedHasher.hex(SHA256.hash(data: try certificate.toDERBytes()))
     }
 
-    public struct Failure: Error, CustomStringConvertible {
-        public enum File: Sendable { case certificate, privateKey }
+    package struct Failure: Error, CustomStringConvertible {
+        package enum File: Sendable { case certificate, privateKey }
         /// Which file is wrong, so that the command can name its flag.
-        public let file: File
-        public let description: String
+        package let file: File
+        package let description: String
     }
 
     /// Loads the certificate and key now, so that a bad file stops start-up with a clear message.
-    public func serverBuilder() throws -> HTTPServerBuilder {
+    package func serverBuilder() throws -> HTTPServerBuilder {
         let chain: [NIOSSLCertificate]
         let key: NIOSSLPrivateKey
         do {

@@ -14,20 +14,20 @@ import Verification
 /// The standalone verification server: the same teleTAN code the portal embeds
 /// (``EmbeddedVerificationService``, ``TeleTANLifecycle``) served over the CWA v1 API on two
 /// listeners.
-public final class VerificationServerApp: Sendable {
-    public static let migrations: [any Migration] = [
+package final class VerificationServerApp: Sendable {
+    package static let migrations: [any Migration] = [
         CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), CreateLifecycleRecords(),
     ]
 
-    public let configuration: ServerConfiguration
-    public let database: PortalDatabase
+    package let configuration: ServerConfiguration
+    package let database: PortalDatabase
     let logger: Logger
     let hasher: KeyedHasher
     let tokens: PortalTokenVerifier
     let metrics = ServerMetrics()
     let now: @Sendable () -> Date
 
-    public init(configuration: ServerConfiguration, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) async throws {
+    package init(configuration: ServerConfiguration, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) async throws {
         self.configuration = configuration
         self.logger = logger
         self.now = now
@@ -40,7 +40,7 @@ public final class VerificationServerApp: Sendable {
     var lifecycle: TeleTANLifecycle { TeleTANLifecycle(hasher: hasher, now: now) }
 
     /// The app-facing listener: registration token, TAN, test result; health.
-    public func makeAppRouter() -> Router<ServerRequestContext> {
+    package func makeAppRouter() -> Router<ServerRequestContext> {
         // HEAD wherever GET is: load balancers probe the health endpoints with either.
         let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: CWARequestMiddleware(trustProxy: configuration.trustProxy))
@@ -62,7 +62,7 @@ public final class VerificationServerApp: Sendable {
     }
 
     /// The internal listener: teleTAN creation (portals) and TAN verification (submission server).
-    public func makeInternalRouter() -> Router<ServerRequestContext> {
+    package func makeInternalRouter() -> Router<ServerRequestContext> {
         let router = Router(context: ServerRequestContext.self)
         if let tls = configuration.internalTLS, tls.requiresClientCertificate {
             router.add(middleware: ClientCertificateMiddleware(allowedThumbprints: tls.allowedClientThumbprints))
@@ -86,16 +86,16 @@ public final class VerificationServerApp: Sendable {
     }
 
     /// HTTP/1.1, over TLS when configured (certificate files are read here, at start-up).
-    public func makeAppServer() throws -> HTTPServerBuilder {
+    package func makeAppServer() throws -> HTTPServerBuilder {
         try configuration.appTLS?.serverBuilder() ?? .http1(configuration: HTTPServerDefaults.http1)
     }
 
-    public func makeInternalServer() throws -> HTTPServerBuilder {
+    package func makeInternalServer() throws -> HTTPServerBuilder {
         try configuration.internalTLS?.serverBuilder() ?? .http1(configuration: HTTPServerDefaults.http1)
     }
 
     /// Both listeners and the retention job, stopped together on SIGTERM or SIGINT.
-    public func run() async throws {
+    package func run() async throws {
         let app = Application(
             router: makeAppRouter(), server: try makeAppServer(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
@@ -110,7 +110,7 @@ public final class VerificationServerApp: Sendable {
         try await group.run()
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         await database.shutdown()
     }
 }

@@ -3,21 +3,21 @@ import Logging
 
 /// Keeps the messages logged through its loggers, so a test can check that a warning was given
 /// (and that a secret was not).
-public final class LogRecorder: @unchecked Sendable {
-    public struct Line: Sendable {
-        public let level: Logger.Level
-        public let message: String
-        public let metadata: [String: String]
+package final class LogRecorder: @unchecked Sendable {
+    package struct Line: Sendable {
+        package let level: Logger.Level
+        package let message: String
+        package let metadata: [String: String]
     }
 
     private let lock = NSLock()
     private var recorded: [Line] = []
 
-    public init() {}
+    package init() {}
 
-    public var lines: [Line] { lock.withLock { recorded } }
+    package var lines: [Line] { lock.withLock { recorded } }
 
-    public func logger(level: Logger.Level = .info) -> Logger {
+    package func logger(level: Logger.Level = .info) -> Logger {
         var logger = Logger(label: "recorded") { _ in Handler(recorder: self) }
         logger.logLevel = level
         return logger

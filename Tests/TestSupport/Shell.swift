@@ -1,15 +1,15 @@
 import Foundation
 
 /// Runs a command for test set-up (resetting a PAM test account, say) and fails on a non-zero exit.
-public enum Shell {
-    public struct Failed: Error { public let status: Int32 }
+package enum Shell {
+    package struct Failed: Error { package let status: Int32 }
 
-    public static func run(_ arguments: String...) throws {
+    package static func run(_ arguments: String...) throws {
         _ = try run(arguments, capture: false)
     }
 
     /// Runs the command and returns what it printed on standard output.
-    public static func output(_ arguments: String...) throws -> String {
+    package static func output(_ arguments: String...) throws -> String {
         try run(arguments, capture: true)
     }
 

@@ -7,12 +7,12 @@ import SQLKit
 /// The databases every storage-touching suite runs against: a fresh SQLite file always, and the
 /// PostgreSQL server named by `PORTAL_TEST_POSTGRES_URL` when set. CI sets it together with
 /// `PORTAL_TEST_REQUIRE_POSTGRES=1`, so a missing server fails the run instead of skipping.
-public enum TestDatabases {
-    public struct MissingPostgres: Error, CustomStringConvertible {
-        public var description: String { "PORTAL_TEST_REQUIRE_POSTGRES=1 but PORTAL_TEST_POSTGRES_URL is not set" }
+package enum TestDatabases {
+    package struct MissingPostgres: Error, CustomStringConvertible {
+        package var description: String { "PORTAL_TEST_REQUIRE_POSTGRES=1 but PORTAL_TEST_POSTGRES_URL is not set" }
     }
 
-    public static func all() throws -> [DatabaseLocation] {
+    package static func all() throws -> [DatabaseLocation] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portal-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var locations: [DatabaseLocation] = [.sqlite(path: directory.appendingPathComponent("test.sqlite").path)]
@@ -26,12 +26,12 @@ public enum TestDatabases {
     }
 
     /// Empties a PostgreSQL test database (SQLite files are new for every test anyway).
-    public static func reset(_ location: DatabaseLocation, logger: Logger) async throws {
+    package static func reset(_ location: DatabaseLocation, logger: Logger) async throws {
         guard case .postgres = location else { return }
         let database = try PortalDatabase(location: location, logger: logger)
         do {
             let sql = database.database(logger: logger) as! any SQLDatabase
-            try await sql.raw("DROP SCHEMA public CASCADE").run()
+            try await sql.raw("DROP SCHEMA package CASCADE").run()
             try await sql.raw("CREATE SCHEMA public").run()
         } catch {
             await database.shutdown()
@@ -41,7 +41,7 @@ public enum TestDatabases {
     }
 
     /// Runs `body` once per database, naming the database in any failure.
-    public static func forEach(_ body: (DatabaseLocation) async throws -> Void) async throws {
+    package static func forEach(_ body: (DatabaseLocation) async throws -> Void) async throws {
         for location in try all() {
             try await reset(location, logger: testLogger)
             do {
@@ -52,13 +52,13 @@ public enum TestDatabases {
         }
     }
 
-    public struct Failure: Error, CustomStringConvertible {
-        public let location: DatabaseLocation
-        public let underlying: any Error
-        public var description: String { "[\(location)] \(underlying)" }
+    package struct Failure: Error, CustomStringConvertible {
+        package let location: DatabaseLocation
+        package let underlying: any Error
+        package var description: String { "[\(location)] \(underlying)" }
     }
 
-    public static var testLogger: Logger {
+    package static var testLogger: Logger {
         var logger = Logger(label: "tests")
         logger.logLevel = .warning
         return logger
@@ -66,23 +66,23 @@ public enum TestDatabases {
 }
 
 /// A clock tests move by hand (session timeouts, rate windows, lockouts).
-public final class TestClock: @unchecked Sendable {
+package final class TestClock: @unchecked Sendable {
     private let lock = NSLock()
     private var current: Date
 
-    public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+    package init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
         current = start
     }
 
-    public var now: Date { lock.withLock { current } }
+    package var now: Date { lock.withLock { current } }
 
-    public func advance(seconds: TimeInterval) {
+    package func advance(seconds: TimeInterval) {
         lock.withLock { current = current.addingTimeInterval(seconds) }
     }
 
-    public var function: @Sendable () -> Date { { [self] in now } }
+    package var function: @Sendable () -> Date { { [self] in now } }
 }
 
 /// The repository root, for Templates/ and Public/.
-public let repositoryRoot = URL(fileURLWithPath: #filePath)
+package let repositoryRoot = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -4,13 +4,13 @@ import Storage
 
 /// Migration 001 of this module. The audit table, its indexes, the chain head, and triggers that refuse UPDATE and DELETE so
 /// the table stays append-only even for code (or people) with write access to it.
-public struct CreateAuditLog: AsyncMigration {
-    public init() {}
+package struct CreateAuditLog: AsyncMigration {
+    package init() {}
 
     /// What databases record it under: fixed forever, whatever the type or module is called.
-    public var name: String { "Audit.CreateAuditLog" }
+    package var name: String { "Audit.CreateAuditLog" }
 
-    public func prepare(on database: any Database) async throws {
+    package func prepare(on database: any Database) async throws {
         try await database.schema(AuditEntry.schema)
             .field("seq", .int64, .identifier(auto: false))
             .field("occurred_at", .datetime, .required)
@@ -59,7 +59,7 @@ public struct CreateAuditLog: AsyncMigration {
         }
     }
 
-    public func revert(on database: any Database) async throws {
+    package func revert(on database: any Database) async throws {
         try await database.schema(AuditHead.schema).delete()
         try await database.schema(AuditEntry.schema).delete()
         if isPostgreSQL(database) {

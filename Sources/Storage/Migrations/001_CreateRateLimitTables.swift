@@ -3,13 +3,13 @@ import SQLKit
 
 /// Migration 001 of this module: the tables of the rate limiter and the lockouts. Plain SQL that
 /// SQLite and PostgreSQL both accept, because the composite keys and upserts are the point here.
-public struct CreateRateLimitTables: AsyncMigration {
-    public init() {}
+package struct CreateRateLimitTables: AsyncMigration {
+    package init() {}
 
     /// What databases record it under: fixed forever, whatever the type or module is called.
-    public var name: String { "Storage.CreateRateLimitTables" }
+    package var name: String { "Storage.CreateRateLimitTables" }
 
-    public func prepare(on database: any Database) async throws {
+    package func prepare(on database: any Database) async throws {
         try await sql(database).raw("""
             CREATE TABLE rate_slots (
                 rule TEXT NOT NULL, bucket TEXT NOT NULL, slot BIGINT NOT NULL,
@@ -24,7 +24,7 @@ public struct CreateRateLimitTables: AsyncMigration {
             """).run()
     }
 
-    public func revert(on database: any Database) async throws {
+    package func revert(on database: any Database) async throws {
         try await sql(database).raw("DROP TABLE IF EXISTS rate_slots").run()
         try await sql(database).raw("DROP TABLE IF EXISTS lockouts").run()
     }

@@ -1,13 +1,13 @@
 import FluentKit
 
 /// Migration 001 of this module: teleTANs (keyed hashes only).
-public struct CreateTeleTANRecords: AsyncMigration {
-    public init() {}
+package struct CreateTeleTANRecords: AsyncMigration {
+    package init() {}
 
     /// What databases record it under: fixed forever, whatever the type or module is called.
-    public var name: String { "Verification.CreateTeleTANRecords" }
+    package var name: String { "Verification.CreateTeleTANRecords" }
 
-    public func prepare(on database: any Database) async throws {
+    package func prepare(on database: any Database) async throws {
         try await database.schema(TeleTANRecord.schema)
             .id()
             .field("hash", .string, .required)
@@ -20,7 +20,7 @@ public struct CreateTeleTANRecords: AsyncMigration {
             .create()
     }
 
-    public func revert(on database: any Database) async throws {
+    package func revert(on database: any Database) async throws {
         try await database.schema(TeleTANRecord.schema).delete()
     }
 }

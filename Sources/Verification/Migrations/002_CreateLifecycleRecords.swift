@@ -2,13 +2,13 @@ import FluentKit
 
 /// Migration 002 of this module: registration tokens and TANs (the standalone verification
 /// server's tables; keyed hashes only).
-public struct CreateLifecycleRecords: AsyncMigration {
-    public init() {}
+package struct CreateLifecycleRecords: AsyncMigration {
+    package init() {}
 
     /// What databases record it under: fixed forever, whatever the type or module is called.
-    public var name: String { "Verification.CreateLifecycleRecords" }
+    package var name: String { "Verification.CreateLifecycleRecords" }
 
-    public func prepare(on database: any Database) async throws {
+    package func prepare(on database: any Database) async throws {
         try await database.schema(RegistrationTokenRecord.schema)
             .id()
             .field("hash", .string, .required)
@@ -28,7 +28,7 @@ public struct CreateLifecycleRecords: AsyncMigration {
             .create()
     }
 
-    public func revert(on database: any Database) async throws {
+    package func revert(on database: any Database) async throws {
         try await database.schema(TANRecord.schema).delete()
         try await database.schema(RegistrationTokenRecord.schema).delete()
     }
