@@ -66,7 +66,6 @@ note "starting $PORTAL_BIN ($build) on 127.0.0.1:$port"
 start_server "the portal" "$tmp/portal.log" "http://127.0.0.1:$port/health/ready" \
   "$portal" serve --host 127.0.0.1 --port "$port" --database "$db_url" \
   --secret-file "$tmp/secret" --pam-service teletan-portal-test \
-  --templates "$repo/Templates" --public-directory "$repo/Public" \
   --teletan-interval "$interval" --teletans-per-user-per-day 10000000 --teletans-per-hour 100000000 \
   --database-pool-size "$pool_size" --log-level warning || {
     [[ $interval == 0* ]] && note "hint: if --teletan-interval 0s is refused, this portal predates it; try BENCH_TELETAN_INTERVAL=1s"
