@@ -29,7 +29,7 @@ package struct PortalTokenPayload: JWTPayload, Equatable {
 }
 
 /// ES256 key files: `portal keygen` writes them, the portal signs with the private one, the
-/// verification server trusts the package ones. A key is named by its thumbprint (the JWT `kid`),
+/// verification server trusts the public ones. A key is named by its thumbprint (the JWT `kid`),
 /// which the server records as "which portal asked".
 package enum PortalKeys {
     package static let privateKeyFile = "portal-key.pem"
@@ -67,14 +67,14 @@ package enum PortalKeys {
 
     package static func loadPublicKey(at path: String) throws -> ES256PublicKey {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw Failure(description: "cannot read package key \(path)")
+            throw Failure(description: "cannot read public key \(path)")
         }
         do { return try ES256PublicKey(pem: data) } catch {
-            throw Failure(description: "\(path) is not an ES256 (P-256) package key in PEM format")
+            throw Failure(description: "\(path) is not an ES256 (P-256) public key in PEM format")
         }
     }
 
-    /// First 16 hex digits of SHA-256 over the package key's PEM form.
+    /// First 16 hex digits of SHA-256 over the public key's PEM form.
     package static func thumbprint(of key: ES256PublicKey) -> String {
         KeyedHasher.hex(SHA256.hash(data: Data(key.pemRepresentation.utf8)).prefix(8))
     }
@@ -97,7 +97,7 @@ package struct PortalTokenSigner: Sendable {
     }
 }
 
-/// Verifies portal tokens against the trusted portals' package keys.
+/// Verifies portal tokens against the trusted portals' public keys.
 package struct PortalTokenVerifier: Sendable {
     package struct Verified: Sendable, Equatable {
         package let portal: String

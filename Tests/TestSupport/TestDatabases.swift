@@ -31,7 +31,7 @@ package enum TestDatabases {
         let database = try PortalDatabase(location: location, logger: logger)
         do {
             let sql = database.database(logger: logger) as! any SQLDatabase
-            try await sql.raw("DROP SCHEMA package CASCADE").run()
+            try await sql.raw("DROP SCHEMA public CASCADE").run()
             try await sql.raw("CREATE SCHEMA public").run()
         } catch {
             await database.shutdown()

@@ -3,7 +3,7 @@ import Hummingbird
 import Storage
 
 /// Health checks for load balancers and orchestrators, Prometheus metrics, and the language
-/// switch: the web foundation's own package routes.
+/// switch: the web foundation's own public routes.
 struct OperationsRoutes: Sendable {
     let database: PortalDatabase
     let metrics: PortalMetrics
