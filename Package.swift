@@ -161,7 +161,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "PortalCommand", dependencies: [
-            "Portal", "VerificationClient", "Audit", "Storage", "TeleTAN", "CommandSupport", "ServiceAuth",
+            "Portal", "PortalWeb", "VerificationClient", "Audit", "Storage", "TeleTAN", "CommandSupport", "ServiceAuth",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),

@@ -47,4 +47,6 @@ package struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, Expre
     package static let sessionExpired: AuditAction = "session.expired"
     package static let accessDenied: AuditAction = "access.denied"
     package static let teleTANIssue: AuditAction = "teletan.issue"
+    /// An issued teleTAN whose display time ended before anyone saw it.
+    package static let teleTANExpiredUnshown: AuditAction = "teletan.expired_unshown"
 }

@@ -20,11 +20,9 @@ package struct IssuanceFeature: PortalFeature {
     package let issuer: TeleTANIssuer
     package let displays: PendingDisplays
     let controller: TeleTANController
-    let displayTime: Duration
 
     package init(foundation: WebFoundation, verification: any VerificationService, settings: Settings) {
-        displays = PendingDisplays(serverSecret: foundation.serverSecret)
-        displayTime = settings.displayTime
+        displays = PendingDisplays(serverSecret: foundation.serverSecret, audit: foundation.audit, displayTime: settings.displayTime)
         issuer = TeleTANIssuer(
             database: foundation.database, service: verification, nonces: foundation.nonces, displays: displays,
             audit: foundation.audit, hasher: foundation.hasher, minimumInterval: settings.minimumInterval,
@@ -38,10 +36,10 @@ package struct IssuanceFeature: PortalFeature {
         controller.addRoutes(to: routes)
     }
 
-    /// teleTANs parked for a result page nobody opened in time, and teleTAN records past their
-    /// retention.
+    /// teleTANs parked for a result page nobody opened in time (audited), and teleTAN records
+    /// past their retention.
     package func runPeriodicWork(now: Date, on db: any Database) async throws {
-        try await displays.purge(olderThan: now.addingTimeInterval(-displayTime.seconds), on: db)
+        try await displays.purgeExpired(now: now, on: db)
         try await TeleTANRecord.purge(olderThan: now.addingTimeInterval(-TeleTANLifecycle.retention), on: db)
     }
 }

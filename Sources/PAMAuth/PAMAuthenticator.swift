@@ -146,8 +146,17 @@ package final class PAMAuthenticator: Sendable {
 
 
     package static func isAcceptableUsername(_ username: String) -> Bool {
-        !username.isEmpty && username.utf8.count <= 256
-            && !username.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        !username.isEmpty && username.utf8.count <= 256 && !username.unicodeScalars.contains(where: isHidden)
+    }
+
+    /// Control characters, and the invisible ones that change how a name reads without showing:
+    /// zero-width characters and marks (U+200B–U+200F), bidirectional embeddings, overrides and
+    /// isolates (U+202A–U+202E, U+2066–U+2069) and the byte-order mark (U+FEFF). No account name
+    /// holds them; in the audit trail they would make one name look like another.
+    package static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .control
+            || (0x200B...0x200F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)
+            || (0x2066...0x2069).contains(scalar.value) || scalar.value == 0xFEFF
     }
 
     static func newConversationID() -> String {

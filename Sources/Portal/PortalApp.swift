@@ -56,7 +56,8 @@ package final class PortalApp: Sendable {
             foundation = try WebFoundation(
                 database: database, assets: assets, strings: Self.strings, serverSecret: serverSecret,
                 idleTimeout: configuration.idleTimeout, sessionLifetime: configuration.sessionLifetime,
-                trustProxy: configuration.trustProxy, logger: logger, now: now)
+                trustProxy: configuration.trustProxy, publicOrigin: configuration.publicOrigin, timeZone: configuration.timeZone,
+                logger: logger, now: now)
         } catch {
             await database.shutdown()
             throw error
@@ -80,13 +81,23 @@ package final class PortalApp: Sendable {
         foundation.makeRoutes(features: features)
     }
 
-    package func makeApplication() -> some ApplicationProtocol {
-        Application(
+    /// The public listener, the metrics listener and the cleanup, stopped together on SIGTERM
+    /// or SIGINT (requests under way finish first).
+    package func run() async throws {
+        let app = Application(
             router: makeRouter(),
             server: .http1(configuration: HTTPServerDefaults.http1),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [foundation.makeCleanupService(features: features)],
             logger: logger)
+        let metrics = Application(
+            router: foundation.makeMetricsRouter(),
+            server: .http1(configuration: HTTPServerDefaults.http1),
+            configuration: .init(address: .hostname(configuration.metricsHost, port: configuration.metricsPort), serverName: nil),
+            logger: logger)
+        let group = ServiceGroup(configuration: .init(
+            services: [app, metrics, foundation.makeCleanupService(features: features)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
     }
 
     /// Runs the cleanup once; tests use it instead of waiting for the timer.

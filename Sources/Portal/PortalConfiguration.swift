@@ -1,5 +1,6 @@
 import AccessControl
 import Foundation
+import PortalWeb
 import Storage
 
 /// Everything an operator can set; `portal serve` fills it from flags and environment variables
@@ -7,6 +8,9 @@ import Storage
 package struct PortalConfiguration: Sendable {
     package var host = "127.0.0.1"
     package var port = 8080
+    /// The metrics listener (`GET /metrics`), apart from the public one.
+    package var metricsHost = "127.0.0.1"
+    package var metricsPort = 9464
     package var database = DatabaseLocation.sqlite(path: "portal.sqlite")
     /// PostgreSQL connections per instance (SQLite always uses one).
     package var databasePoolSize = 16
@@ -34,6 +38,12 @@ package struct PortalConfiguration: Sendable {
     /// How long the result page shows a teleTAN before it is hidden again.
     package var teleTANDisplayTime: Duration = .seconds(10 * 60)
 
+    /// Where browsers reach the portal (`--public-url`); nil for this listener's own address.
+    package var publicURL: String?
+
+    /// The authority's time zone, in which pages show times.
+    package var timeZone = TimeZone(identifier: "Europe/Berlin")!
+
     /// Trust `X-Forwarded-For` and `X-Forwarded-Proto` from a reverse proxy in front.
     package var trustProxy = false
 
@@ -43,4 +53,11 @@ package struct PortalConfiguration: Sendable {
     package var publicDirectory: String?
 
     package init() {}
+}
+
+extension PortalConfiguration {
+    /// The public URL's origin; without one, this listener's own address and port.
+    var publicOrigin: PublicOrigin {
+        publicURL.flatMap(PublicOrigin.init) ?? PublicOrigin("http://\(host.contains(":") ? "[\(host)]" : host):\(port)")!
+    }
 }

@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOSSL
 import Portal
+import PortalWeb
 import ServiceAuth
 import Storage
 import TeleTAN
@@ -38,6 +39,10 @@ struct Serve: AsyncParsableCommand {
     var host: String = Environment.value("PORTAL_HOST") ?? "127.0.0.1"
     @Option(help: "Port to listen on (env PORTAL_PORT)")
     var port: String = Environment.value("PORTAL_PORT") ?? "8080"
+    @Option(help: "Address of the metrics listener, GET /metrics for Prometheus (env PORTAL_METRICS_HOST)")
+    var metricsHost: String = Environment.value("PORTAL_METRICS_HOST") ?? "127.0.0.1"
+    @Option(help: "Port of the metrics listener (env PORTAL_METRICS_PORT)")
+    var metricsPort: String = Environment.value("PORTAL_METRICS_PORT") ?? "9464"
     @Option(help: "PAM service name, a file in /etc/pam.d (env PORTAL_PAM_SERVICE)")
     var pamService: String = Environment.value("PORTAL_PAM_SERVICE") ?? "teletan-portal"
     @Option(help: "Threads for PAM, and most sign-ins in progress at once (env PORTAL_PAM_THREADS)")
@@ -89,6 +94,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "CA certificates (PEM) to trust for an https verification server instead of the system's (env PORTAL_VERIFICATION_CA)")
     var verificationCa: String? = Environment.value("PORTAL_VERIFICATION_CA")
 
+    @Option(help: "The URL browsers reach the portal under, e.g. https://teletan.example.org; other Host names get 421 (env PORTAL_PUBLIC_URL; default: http://HOST:PORT of this listener)")
+    var publicUrl: String? = Environment.value("PORTAL_PUBLIC_URL")
+    @Option(help: "The authority's time zone, in which pages show times, e.g. Europe/Berlin (env PORTAL_TIME_ZONE)")
+    var timeZone: String = Environment.value("PORTAL_TIME_ZONE") ?? "Europe/Berlin"
+
     @Flag(help: "Trust X-Forwarded-For/-Proto from a reverse proxy (env PORTAL_TRUST_PROXY=1)")
     var trustProxy = Environment.flag("PORTAL_TRUST_PROXY")
     @Option(help: "Directory of HTML templates to use instead of the built-in ones (env PORTAL_TEMPLATES)")
@@ -100,6 +110,11 @@ struct Serve: AsyncParsableCommand {
         var config = PortalConfiguration()
         config.host = try OptionParser.name(host, flag: "--host", env: "PORTAL_HOST")
         config.port = try OptionParser.integer(port, flag: "--port", env: "PORTAL_PORT", range: 1...65535)
+        config.metricsHost = try OptionParser.name(metricsHost, flag: "--metrics-host", env: "PORTAL_METRICS_HOST")
+        config.metricsPort = try OptionParser.integer(metricsPort, flag: "--metrics-port", env: "PORTAL_METRICS_PORT", range: 1...65535)
+        guard (config.metricsHost, config.metricsPort) != (config.host, config.port) else {
+            throw ConfigurationError(message: "--metrics-port (PORTAL_METRICS_PORT): must differ from --port")
+        }
         config.database = try storage.location()
         config.databasePoolSize = try OptionParser.integer(
             databasePoolSize, flag: "--database-pool-size", env: "PORTAL_DATABASE_POOL_SIZE", range: 2...256)
@@ -126,6 +141,18 @@ struct Serve: AsyncParsableCommand {
             teletansPerHour, flag: "--teletans-per-hour", env: "PORTAL_TELETANS_PER_HOUR", range: 1...100_000_000)
         config.teleTANDisplayTime = try OptionParser.duration(teletanDisplayTime, flag: "--teletan-display-time", env: "PORTAL_TELETAN_DISPLAY_TIME")
         config.trustProxy = trustProxy
+        if let publicUrl {
+            guard PublicOrigin(publicUrl) != nil else {
+                throw ConfigurationError(message: "--public-url (PORTAL_PUBLIC_URL): expected http(s)://host[:port] without a path, got '\(publicUrl)'")
+            }
+            config.publicURL = publicUrl
+        } else if ["0.0.0.0", "::", "[::]"].contains(config.host) {
+            throw ConfigurationError(message: "--public-url (PORTAL_PUBLIC_URL): needed when --host listens on every address (\(config.host))")
+        }
+        guard let zone = TimeZone(identifier: timeZone) else {
+            throw ConfigurationError(message: "--time-zone (PORTAL_TIME_ZONE): unknown time zone '\(timeZone)' (expected an IANA name such as Europe/Berlin)")
+        }
+        config.timeZone = zone
         config.templatesDirectory = templates
         config.publicDirectory = publicDirectory
         for case let (directory?, flag, env) in [(templates, "--templates", "PORTAL_TEMPLATES"), (publicDirectory, "--public-directory", "PORTAL_PUBLIC")] {
@@ -181,7 +208,7 @@ struct Serve: AsyncParsableCommand {
             "address": "\(config.host):\(config.port)", "database": "\(config.database)", "pam_service": "\(config.pamService)",
         ])
         do {
-            try await portal.makeApplication().runService()
+            try await portal.run()
         } catch {
             await portal.shutdown()
             await remote?.shutdown()

@@ -63,21 +63,21 @@ struct SignInController: Sendable {
         let form = try await request.decode(as: SignInForm.self, context: context)
         try requirePreSessionCSRF(form.csrf, request: request)
         let password = SecretBytes(form.password)
-        let username = form.username.trimmingCharacters(in: .whitespaces)
+        let username = Self.trimmed(form.username)
         let db = database.database(logger: context.logger)
         // A name no account can have (empty, over 256 bytes, control characters) fails like a
         // wrong password, before it reaches the throttle's tables or PAM; so does a password with
         // a NUL byte (PAM takes C strings: it would see only the part before the NUL).
         guard PAMAuthenticator.isAcceptableUsername(username), !form.password.utf8.contains(0) else {
             try await recordFailure(username: username, reason: "authentication_failed", attempt: .settled, context: context)
-            return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+            return try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_failed")
         }
 
         switch try await throttle.admit(username: username, address: context.clientAddress, now: now(), on: db) {
         case .allowed: break
         case .userLocked, .addressLocked:
             try await recordFailure(username: username, reason: "throttled", attempt: .settled, context: context)
-            return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+            return try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_failed")
         }
         if let previous = request.cookies[Self.conversationCookie]?.value { await pam.cancel(previous) }
         let outcome = await pam.authenticate(username: username, password: password, remoteHost: context.clientAddress)
@@ -120,7 +120,7 @@ struct SignInController: Sendable {
     ) async throws -> Response {
         await pam.cancel(conversationID)
         try await recordFailure(username: username, reason: reason, attempt: .settled, context: context)
-        var response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+        var response = try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_failed")
         response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
         return response
     }
@@ -156,19 +156,20 @@ struct SignInController: Sendable {
             switch failure {
             case .authenticationFailed, .accountRefused:
                 try await recordFailure(username: username, reason: failure.auditReason, attempt: .failed, context: context)
-                response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_failed")
+                response = try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_failed")
             case .passwordChangeFailed(let messages):
                 // The password was right (only expired): no failure.
                 try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
                 response = try signInPage(
-                    request: request, context: context, status: .unauthorized, error: "password_change_failed", details: messages)
+                    request: request, context: context, username: username, status: .unauthorized, error: "password_change_failed",
+                    details: messages)
             case .conversationExpired:
                 // An abandoned conversation keeps its attempt counted: it may have been a guess.
                 try await recordFailure(username: username, reason: failure.auditReason, attempt: .settled, context: context)
-                response = try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_step_expired")
+                response = try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_step_expired")
             case .busy, .timedOut, .systemError:
                 try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
-                response = try signInPage(request: request, context: context, status: .serviceUnavailable, error: "sign_in_unavailable")
+                response = try signInPage(request: request, context: context, username: username, status: .serviceUnavailable, error: "sign_in_unavailable")
             }
             response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
             return response
@@ -228,23 +229,27 @@ struct SignInController: Sendable {
 
     /// The CSRF token of the sign-in forms, bound to a random pre-session cookie.
     private func requirePreSessionCSRF(_ token: String, request: Request) throws {
-        guard let cookie = request.cookies[CSRF.preSessionCookie]?.value, RandomToken.isWellFormed(cookie),
+        guard let cookie = request.cookies[CSRF.preSessionCookie]?.value, csrf.isServerMadePreSession(cookie),
               csrf.isValid(token, expected: csrf.token(forPreSession: cookie))
         else { throw HTTPError(.forbidden) }
     }
 
     private func preSession(_ request: Request) -> (value: String, isNew: Bool) {
-        if let value = request.cookies[CSRF.preSessionCookie]?.value, RandomToken.isWellFormed(value) { return (value, false) }
-        return (RandomToken.make(), true)
+        // Only a value this portal made: one the client chose (or a site that can set cookies for
+        // this host chose for it) is replaced.
+        if let value = request.cookies[CSRF.preSessionCookie]?.value, csrf.isServerMadePreSession(value) { return (value, false) }
+        return (csrf.makePreSession(), true)
     }
 
+    /// The sign-in form; after a failure it keeps the name that was typed (never the password).
     private func signInPage(
-        request: Request, context: PortalRequestContext, status: HTTPResponse.Status,
+        request: Request, context: PortalRequestContext, username: String? = nil, status: HTTPResponse.Status,
         notice: String? = nil, error: String? = nil, details: [String] = []
     ) throws -> Response {
         let pre = preSession(request)
         let page = SignInPage(
             csrf: csrf.token(forPreSession: pre.value),
+            username: username.map(Self.auditableName),
             notice: notice.map { renderer.text($0, in: context.language) },
             error: error.map { renderer.text($0, in: context.language) },
             details: details)
@@ -291,15 +296,28 @@ extension PAMFailure {
 }
 
 extension SignInController {
+    /// The typed name without surrounding spaces; invisible characters (which Foundation counts
+    /// as white space in part) stay, so that the name is refused rather than quietly changed.
+    static func trimmed(_ typed: String) -> String {
+        var scalars = Substring(typed).unicodeScalars
+        let trimmable = { (scalar: Unicode.Scalar) in
+            CharacterSet.whitespaces.contains(scalar) && !PAMAuthenticator.isHidden(scalar)
+        }
+        while let first = scalars.first, trimmable(first) { scalars.removeFirst() }
+        while let last = scalars.last, trimmable(last) { scalars.removeLast() }
+        return String(scalars)
+    }
+
     /// A typed name as the audit trail can hold it: control characters (NUL included, which
-    /// PostgreSQL refuses in text) become "?", and it is cut to 256 bytes of UTF-8 between two
-    /// Unicode scalars (counting characters is not enough: one character can carry thousands of
-    /// combining marks, and the column is indexed).
+    /// PostgreSQL refuses in text) and invisible ones (``PAMAuthenticator/isHidden(_:)``) become
+    /// "?", and it is cut to 256 bytes of UTF-8 between two Unicode scalars (counting characters
+    /// is not enough: one character can carry thousands of combining marks, and the column is
+    /// indexed).
     static func auditableName(_ typed: String) -> String {
         var result = ""
         var bytes = 0
         for scalar in typed.unicodeScalars {
-            let clean: Unicode.Scalar = scalar.properties.generalCategory == .control ? "?" : scalar
+            let clean: Unicode.Scalar = PAMAuthenticator.isHidden(scalar) ? "?" : scalar
             let size = String(clean).utf8.count
             if bytes + size > 256 { break }
             result.unicodeScalars.append(clean)

@@ -5,6 +5,8 @@ struct SignInPage: PageModel {
     static let template = "signin/signin"
     let titleKey = "sign_in_title"
     let csrf: String
+    /// The name typed before a failed attempt, to correct rather than retype.
+    let username: String?
     let notice: String?
     let error: String?
     /// PAM's own messages after a failed password change.

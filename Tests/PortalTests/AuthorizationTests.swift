@@ -68,7 +68,7 @@ final class AuthorizationTests: XCTestCase {
                 XCTAssertTrue([.unauthorized, .forbidden].contains(wrongSignIn.status), "\(label) POST /signin: \(wrongSignIn.status)")
                 let language = try await browser.get("/language/en")
                 XCTAssertEqual(language.location, "/", label)
-                for path in ["/health/live", "/health/ready", "/metrics", "/css/portal.css", "/js/portal.js"] {
+                for path in ["/health/live", "/health/ready", "/css/portal.css", "/js/portal.js"] {
                     let page = try await browser.get(path)
                     XCTAssertEqual(page.status, .ok, "\(label) \(path)")
                 }
@@ -189,14 +189,27 @@ final class AuthorizationTests: XCTestCase {
         }
     }
 
-    func testOriginMustNameThisHost() {
-        XCTAssertTrue(OriginCheckMiddleware.origin("https://portal.example.org", matchesHost: "portal.example.org"))
-        XCTAssertTrue(OriginCheckMiddleware.origin("http://Portal.Example.org:8443", matchesHost: "portal.example.org:8443"))
-        XCTAssertFalse(OriginCheckMiddleware.origin("https://portal.example.org:8443", matchesHost: "portal.example.org"))
-        XCTAssertFalse(OriginCheckMiddleware.origin("https://portal.example.org.evil.example", matchesHost: "portal.example.org"))
-        XCTAssertFalse(OriginCheckMiddleware.origin("https://evil.example/portal.example.org", matchesHost: "portal.example.org"))
-        XCTAssertFalse(OriginCheckMiddleware.origin("null", matchesHost: "portal.example.org"))
-        XCTAssertFalse(OriginCheckMiddleware.origin("ftp://portal.example.org", matchesHost: "portal.example.org"))
+    func testOriginMustBeThePublicOrigin() throws {
+        let portal = try XCTUnwrap(PublicOrigin("https://portal.example.org"))
+        XCTAssertTrue(portal.matches(origin: "https://portal.example.org"))
+        XCTAssertTrue(portal.matches(origin: "https://Portal.Example.org:443"))
+        XCTAssertFalse(portal.matches(origin: "http://portal.example.org"), "another scheme is another origin")
+        XCTAssertFalse(portal.matches(origin: "https://portal.example.org:8443"))
+        XCTAssertFalse(portal.matches(origin: "https://portal.example.org.evil.example"))
+        XCTAssertFalse(portal.matches(origin: "https://evil.example/portal.example.org"))
+        XCTAssertFalse(portal.matches(origin: "null"))
+        XCTAssertFalse(portal.matches(origin: "ftp://portal.example.org"))
+        XCTAssertTrue(portal.matches(authority: "portal.example.org"))
+        XCTAssertTrue(portal.matches(authority: "PORTAL.example.org:443"))
+        XCTAssertFalse(portal.matches(authority: "portal.example.org:8080"))
+        XCTAssertFalse(portal.matches(authority: "127.0.0.1"))
+        let local = try XCTUnwrap(PublicOrigin("http://127.0.0.1:8080/"))
+        XCTAssertTrue(local.matches(authority: "127.0.0.1:8080"))
+        XCTAssertTrue(local.matches(origin: "http://127.0.0.1:8080"))
+        XCTAssertFalse(local.matches(authority: "localhost:8080"), "a rebound name is not this host")
+        for bad in ["portal.example.org", "https://portal.example.org/path", "https://user@portal.example.org", "mailto:x@y", ""] {
+            XCTAssertNil(PublicOrigin(bad), bad)
+        }
     }
 
     func testSecurityHeadersAndTLSBehindAProxy() async throws {
@@ -359,7 +372,9 @@ final class AuthorizationTests: XCTestCase {
             let ready = try await officer.get("/health/ready")
             XCTAssertEqual(live.body, "ok\n")
             XCTAssertEqual(ready.body, "ok\n")
-            let metrics = try await officer.get("/metrics").body
+            let onPublicListener = try await officer.get("/metrics")
+            XCTAssertEqual(onPublicListener.status, .notFound, "metrics only on their own listener")
+            let metrics = try await portal.metrics()
             XCTAssertTrue(metrics.contains("portal_http_requests_total"))
             XCTAssertTrue(metrics.contains(#"portal_signins_total{outcome="success"} 1"#), metrics)
             XCTAssertTrue(metrics.contains(#"portal_signins_total{outcome="authentication_failed"} 1"#), metrics)

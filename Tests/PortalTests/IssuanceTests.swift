@@ -26,24 +26,27 @@ final class IssuanceTests: XCTestCase {
             XCTAssertEqual(outcome, .issued(type: .test))
             let again = try await issuance.issuer.issue(type: .test, by: agent, nonce: nonce)
             XCTAssertEqual(again, .formAlreadyUsed)
+            let whileWaiting = try await issuance.issuer.issue(
+                type: .test, by: agent, nonce: nonces.make(sessionHash: agent.sessionHash, now: portal.clock.now))
+            XCTAssertEqual(whileWaiting, .teleTANWaiting, "the one not shown yet is never replaced")
+
+            let waiting = try await issuance.displays.take(sessionHash: agent.sessionHash, now: portal.clock.now, on: portal.db)
+            let teleTAN = try XCTUnwrap(waiting.flatMap { TeleTAN($0.content.teleTAN) })
             do {
                 _ = try await issuance.issuer.issue(type: .test, by: agent, nonce: nonces.make(sessionHash: agent.sessionHash, now: portal.clock.now))
                 XCTFail("a second teleTAN within the minimum interval")
             } catch let error as IssuanceError {
                 XCTAssertEqual(error, .tooManyRequests(retryAfterSeconds: 30, global: false))
             }
-
-            let waiting = try await issuance.displays.take(sessionHash: agent.sessionHash, on: portal.db)
-            let teleTAN = try XCTUnwrap(waiting.flatMap { TeleTAN($0.content.teleTAN) })
             let entries = try await portal.auditActions("teletan.issue")
-            XCTAssertEqual(entries.map(\.outcome), ["success", "refused", "refused"])
+            XCTAssertEqual(entries.map(\.outcome), ["success", "refused", "refused", "refused"])
             let issued = try XCTUnwrap(entries.first)
             XCTAssertEqual(issued.actor, "tt-hotline")
             XCTAssertEqual(issued.role, "hotline")
             XCTAssertEqual(issued.address, "203.0.113.9")
             XCTAssertEqual(issued.requestID, "call-1")
             XCTAssertEqual(issued.subject, portal.portal.foundation.hasher.hash(teleTAN.value, for: .teleTANFingerprint))
-            XCTAssertEqual(entries.map { $0.detailValues["reason"] }, [nil, "form_already_used", "rate_limit"])
+            XCTAssertEqual(entries.map { $0.detailValues["reason"] }, [nil, "form_already_used", "teletan_waiting", "rate_limit"])
         }
     }
 
@@ -94,7 +97,7 @@ final class IssuanceTests: XCTestCase {
             XCTAssertEqual(audits.last?.detailValues["reason"], "form_already_used")
             // A nonce that was never made for this session is told apart from a reused one.
             let forged = try await browser.post("/teletan", ["csrf": home.hidden("csrf")!, "nonce": String(repeating: "0", count: 64)])
-            XCTAssertEqual(forged.location, "/teletan/result")
+            XCTAssertEqual(forged.status, .badRequest, "this form has expired, please reload")
             let lastReason = try await portal.auditActions("teletan.issue").last?.detailValues["reason"]
             XCTAssertEqual(lastReason, "form_invalid")
         }
@@ -243,8 +246,8 @@ final class IssuanceTests: XCTestCase {
             XCTAssertEqual(rows, 2)
             let reason = try await portal.auditActions("teletan.issue").last?.detailValues["reason"]
             XCTAssertEqual(reason, "global_limit")
-            let metrics = try await officer.get("/metrics")
-            XCTAssertTrue(metrics.body.contains("portal_rate_limit_hits_total"))
+            let metrics = try await portal.metrics()
+            XCTAssertTrue(metrics.contains("portal_rate_limit_hits_total"))
         }
     }
 

@@ -35,6 +35,8 @@ enum PortalHarness {
             config.secretFile = directory.appendingPathComponent("secret").path
             config.pamService = "teletan-portal-test"
             config.trustProxy = true
+            // The test client names this host (HummingbirdTesting's router mode).
+            config.publicURL = "http://localhost"
             configure(&config)
             let portal = try await PortalApp(configuration: config, logger: TestDatabases.testLogger, verification: verification, now: clock.function)
             let router = portal.makeRouter()
@@ -122,6 +124,13 @@ struct TestPortal: Sendable {
     }
 
     var db: any FluentKit.Database { portal.database.database(logger: TestDatabases.testLogger) }
+
+    /// What the metrics listener (`--metrics-port`) answers to `GET /metrics`.
+    func metrics() async throws -> String {
+        try await Application(router: portal.foundation.makeMetricsRouter()).test(.router) { client in
+            try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+        }
+    }
 
     func count(_ sqlText: String) async throws -> Int {
         struct Row: Decodable { let n: Int }

@@ -12,7 +12,7 @@ final class SignInAndSessionTests: XCTestCase {
         try PortalHarness.requirePAMStack()
     }
 
-    func testSignInCreatesAStrictHttpOnlySessionAndAudits() async throws {
+    func testSignInCreatesALaxHttpOnlySessionAndAudits() async throws {
         try await PortalHarness.run { portal in
             let browser = portal.browser()
             let form = try await browser.get("/signin")
@@ -21,7 +21,7 @@ final class SignInAndSessionTests: XCTestCase {
             XCTAssertEqual(signedIn.status, .seeOther)
             let cookie = try XCTUnwrap(signedIn.headers[values: .setCookie].first { $0.hasPrefix("portal_session=") })
             XCTAssertTrue(cookie.contains("HttpOnly"))
-            XCTAssertTrue(cookie.contains("SameSite=Strict"))
+            XCTAssertTrue(cookie.contains("SameSite=Lax"), "links from other sites arrive signed in")
             XCTAssertFalse(cookie.contains("Secure"), "plain HTTP without a TLS proxy")
             let home = try await browser.get("/")
             XCTAssertTrue(home.body.contains("id=\"issue-teletan\""))
@@ -45,9 +45,13 @@ final class SignInAndSessionTests: XCTestCase {
                 XCTAssertEqual(page.status, .unauthorized)
                 XCTAssertTrue(page.body.contains("Sign-in failed. Check your username and password, or try again later."))
             }
-            let strip = { (page: Browser.Page) in page.body.replacingOccurrences(of: #"value="[0-9a-f]{64}""#, with: "", options: .regularExpression)
+            // Tokens, request ids and the name typed (kept in the field) aside, the pages are the same.
+            let strip = { (page: Browser.Page) in page.body.replacingOccurrences(of: #"value="[^"]*""#, with: "", options: .regularExpression)
                 .replacingOccurrences(of: #"<code>[0-9a-f]+</code>"#, with: "", options: .regularExpression) }
             XCTAssertEqual(strip(wrong), strip(unknown))
+            // The name stays in the field to be corrected; the password never comes back.
+            XCTAssertTrue(wrong.body.contains(#"name="username" value="tt-officer""#))
+            XCTAssertFalse(wrong.body.contains("wrong-password"))
             let failures = try await portal.auditActions("signin")
             XCTAssertEqual(failures.map(\.outcome), ["failure", "failure", "failure"])
             XCTAssertEqual(failures.map { $0.detailValues["reason"] }, ["authentication_failed", "authentication_failed", "account_refused"])
@@ -73,7 +77,7 @@ final class SignInAndSessionTests: XCTestCase {
             stale.cookies["portal_session"] = first
             let page = try await stale.get("/")
             XCTAssertEqual(page.status, .seeOther)
-            XCTAssertEqual(page.location, "/signin")
+            XCTAssertEqual(page.location, "/signin?expired=1", "a session that is gone reads as expired")
             let sessionRows = try await portal.count("SELECT COUNT(*) AS n FROM sessions")
             XCTAssertEqual(sessionRows, 1)
         }
@@ -93,7 +97,7 @@ final class SignInAndSessionTests: XCTestCase {
             let replay = portal.browser()
             replay.cookies["portal_session"] = cookie
             let page = try await replay.get("/")
-            XCTAssertEqual(page.location, "/signin")
+            XCTAssertEqual(page.location, "/signin?expired=1")
             let audits = try await portal.auditActions("signout")
             XCTAssertEqual(audits.count, 1)
         }

@@ -47,7 +47,7 @@ class PortalInstance(ManagedProcess):
         a second instance of a portal (as behind a load balancer) gets the first one's."""
         super().__init__(workdir)
         self.pam_service = pam_service
-        (self.port,) = free_ports(1)
+        self.port, self.metrics_port = free_ports(2)
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.database = database or os.environ.get("BROWSER_TEST_DATABASE") or f"sqlite:{workdir / 'portal.sqlite'}"
         self.secret_file = secret_file or workdir / "portal.secret"
@@ -61,6 +61,7 @@ class PortalInstance(ManagedProcess):
         return [
             PORTAL_BIN, "serve",
             "--port", str(self.port),
+            "--metrics-port", str(self.metrics_port),
             "--database", self.database,
             "--secret-file", str(self.secret_file),
             "--pam-service", self.pam_service,

@@ -1,5 +1,5 @@
 """The portal binary carries its pages and static files: copied alone into a bin directory, as
-docs/deployment.md installs it, and started from an empty directory with no flag but the port
+docs/deployment.md installs it, and started from an empty directory with no flag but the ports
 and the PAM service, it serves styled pages and an officer signs in."""
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ class InstalledPortal(ManagedProcess):
         super().__init__(logdir)
         self.binary = binary
         self.rundir = rundir
-        (self.port,) = free_ports(1)
+        self.port, self.metrics_port = free_ports(2)
         self.base_url = f"http://127.0.0.1:{self.port}"
         # The default database and secret file: portal.sqlite and portal.secret in the working directory.
         self.database = f"sqlite:{rundir / 'portal.sqlite'}"
 
     def command(self) -> list[str]:
-        return [str(self.binary), "serve", "--port", str(self.port), "--pam-service", DEFAULT_PAM_SERVICE]
+        return [str(self.binary), "serve", "--port", str(self.port), "--metrics-port", str(self.metrics_port),
+                "--pam-service", DEFAULT_PAM_SERVICE]
 
     def _spawn(self, log):
         import subprocess

@@ -190,7 +190,7 @@ class Portal(ManagedProcess):
         super().__init__(workdir)
         self.server = server
         self.key = key
-        (self.port,) = free_ports(1)
+        self.port, self.metrics_port = free_ports(2)
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.database = f"sqlite:{self.workdir / 'portal.sqlite'}"
 
@@ -204,6 +204,7 @@ class Portal(ManagedProcess):
         return [
             PORTAL_BIN, "serve",
             "--port", str(self.port),
+            "--metrics-port", str(self.metrics_port),
             "--database", self.database,
             "--secret-file", str(self.workdir / "portal.secret"),
             "--pam-service", PAM_SERVICE,

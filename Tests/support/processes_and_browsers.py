@@ -27,10 +27,11 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
-def headless_chromium(profile: Path, performance_log: bool = False) -> webdriver.Chrome:
+def headless_chromium(profile: Path, performance_log: bool = False, javascript: bool = True) -> webdriver.Chrome:
     """A fresh headless Chromium, English pages (the portal honours Accept-Language), nothing of
     Chromium's own reaching for the network, no password manager. Its profile (cache, session,
-    history) is kept in `profile`, an empty directory, so that the tests can search it."""
+    history) is kept in `profile`, an empty directory, so that the tests can search it. With
+    `javascript=False` pages run no script at all (the portal must work without)."""
     options = Options()
     options.add_argument(f"--user-data-dir={profile}")
     options.binary_location = CHROMIUM
@@ -50,6 +51,7 @@ def headless_chromium(profile: Path, performance_log: bool = False) -> webdriver
         "intl.accept_languages": "en-US,en",
         "credentials_enable_service": False,
         "profile.password_manager_enabled": False,
+        **({} if javascript else {"profile.managed_default_content_settings.javascript": 2}),
     })
     if performance_log:
         options.set_capability("goog:loggingPrefs", {"performance": "ALL"})

@@ -1,3 +1,4 @@
+import Audit
 import Crypto
 import FluentKit
 import Foundation
@@ -8,46 +9,96 @@ import TeleTAN
 ///
 /// It is sealed with AES-GCM under a key derived from the server secret (never stored in
 /// plaintext) and deleted by the page view that reads it: a reload, the back button or a second
-/// tab finds nothing.
+/// tab finds nothing. A session has at most one waiting; one that was never shown (the browser
+/// did not follow the redirect, the officer signed out) is audited when its display time ends.
 package struct PendingDisplays: Sendable {
     package struct Content: Codable, Sendable {
         package let teleTAN: String
         package let type: String
         package let validUntil: Date
         package let issuedAt: Date
+        /// Who issued it; absent in rows sealed before it was recorded.
+        package let issuedTo: String?
     }
 
     private let key: SymmetricKey
+    let hasher: KeyedHasher
+    let audit: AuditLog
+    /// How long after issuing a teleTAN may be shown.
+    let displayTime: Duration
 
-    package init(serverSecret: SymmetricKey) {
+    package init(serverSecret: SymmetricKey, audit: AuditLog, displayTime: Duration) {
         key = HKDF<SHA256>.deriveKey(inputKeyMaterial: serverSecret, info: Data("pending-display".utf8), outputByteCount: 32)
+        hasher = KeyedHasher(key: serverSecret)
+        self.audit = audit
+        self.displayTime = displayTime
     }
 
-    package func store(_ content: Content, sessionHash: String, now: Date, on db: any Database) async throws {
+    /// Parks `content` for the session; false (nothing stored) when one is waiting already.
+    func store(_ content: Content, sessionHash: String, now: Date, on db: any Database) async throws -> Bool {
         let sealed = try AES.GCM.seal(JSONEncoder().encode(content), using: key, authenticating: Data(sessionHash.utf8))
         guard let combined = sealed.combined else { throw CryptoKitError.incorrectParameterSize }
-        // One waiting teleTAN per session: a newer one replaces an unread older one.
-        try await sql(db).raw("""
+        struct Row: Decodable { let session_hash: String }
+        let stored = try await sql(db).raw("""
             INSERT INTO pending_displays (session_hash, sealed, created_at)
             VALUES (\(bind: sessionHash), \(bind: combined.base64EncodedString()), \(bind: now))
-            ON CONFLICT (session_hash) DO UPDATE SET sealed = excluded.sealed, created_at = excluded.created_at
-            """).run()
+            ON CONFLICT (session_hash) DO NOTHING
+            RETURNING session_hash
+            """).all(decoding: Row.self)
+        return !stored.isEmpty
     }
 
-    /// Returns the waiting teleTAN and deletes it, or nil if there is none (already shown).
-    package func take(sessionHash: String, on db: any Database) async throws -> (content: Content, storedAt: Date)? {
+    /// Whether a teleTAN is waiting for the session and may still be shown.
+    package func isWaiting(sessionHash: String, now: Date, on db: any Database) async throws -> Bool {
+        struct Row: Decodable { let created_at: Date }
+        guard let row = try await sql(db).raw("""
+            SELECT created_at FROM pending_displays WHERE session_hash = \(bind: sessionHash)
+            """).first(decoding: Row.self)
+        else { return false }
+        return now.timeIntervalSince(row.created_at) < displayTime.seconds
+    }
+
+    /// Returns the waiting teleTAN and deletes it, or nil if there is none (already shown) or its
+    /// display time is over (then it is audited as expired unshown).
+    package func take(sessionHash: String, now: Date, on db: any Database) async throws -> (content: Content, storedAt: Date)? {
         struct Row: Decodable { let sealed: String; let created_at: Date }
         guard let row = try await sql(db).raw("""
             DELETE FROM pending_displays WHERE session_hash = \(bind: sessionHash) RETURNING sealed, created_at
-            """).first(decoding: Row.self),
-            let data = Data(base64Encoded: row.sealed)
+            """).first(decoding: Row.self)
         else { return nil }
-        let box = try AES.GCM.SealedBox(combined: data)
-        let plain = try AES.GCM.open(box, using: key, authenticating: Data(sessionHash.utf8))
-        return (try JSONDecoder().decode(Content.self, from: plain), row.created_at)
+        let content = try open(row.sealed, sessionHash: sessionHash)
+        guard now.timeIntervalSince(row.created_at) < displayTime.seconds else {
+            try await auditUnshown(content, at: now, on: db)
+            return nil
+        }
+        return (content, row.created_at)
     }
 
-    package func purge(olderThan cutoff: Date, on db: any Database) async throws {
-        try await sql(db).raw("DELETE FROM pending_displays WHERE created_at < \(bind: cutoff)").run()
+    /// Deletes every teleTAN whose display time is over, auditing each as expired unshown. Each
+    /// row is returned by exactly one DELETE, so instances running this at once audit it once.
+    package func purgeExpired(now: Date, on db: any Database) async throws {
+        struct Row: Decodable { let session_hash: String; let sealed: String }
+        let cutoff = now.addingTimeInterval(-displayTime.seconds)
+        try await db.transaction { tx in
+            let rows = try await sql(tx).raw("""
+                DELETE FROM pending_displays WHERE created_at < \(bind: cutoff) RETURNING session_hash, sealed
+                """).all(decoding: Row.self)
+            for row in rows {
+                try await auditUnshown(try open(row.sealed, sessionHash: row.session_hash), at: now, on: tx)
+            }
+        }
+    }
+
+    private func open(_ sealed: String, sessionHash: String) throws -> Content {
+        guard let data = Data(base64Encoded: sealed) else { throw CryptoKitError.incorrectParameterSize }
+        let plain = try AES.GCM.open(AES.GCM.SealedBox(combined: data), using: key, authenticating: Data(sessionHash.utf8))
+        return try JSONDecoder().decode(Content.self, from: plain)
+    }
+
+    private func auditUnshown(_ content: Content, at time: Date, on db: any Database) async throws {
+        try await audit.append(AuditEvent(
+            action: .teleTANExpiredUnshown, outcome: .failure, actor: content.issuedTo,
+            subject: hasher.hash(content.teleTAN, for: .teleTANFingerprint),
+            details: ["type": content.type, "issued_at": content.issuedAt.formatted(.iso8601)]), at: time, on: db)
     }
 }

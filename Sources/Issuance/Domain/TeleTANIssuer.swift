@@ -21,6 +21,12 @@ package struct TeleTANIssuer: Sendable {
         case issued(type: TeleTANType)
         /// The form was already used (a double click or a replay); nothing new was created.
         case formAlreadyUsed
+        /// The form's one-use token was not made for this session, changed, or too old (a page
+        /// left open past the session lifetime); nothing was created.
+        case formInvalid
+        /// A teleTAN issued earlier is still waiting to be shown to this session; nothing new was
+        /// created, so that it is never replaced unseen.
+        case teleTANWaiting
     }
 
     let database: PortalDatabase
@@ -61,28 +67,38 @@ package struct TeleTANIssuer: Sendable {
                        address: user.address, requestID: user.requestID, subject: subject, details: details)
         }
         let request = TeleTANRequest(type: type, requestedBy: user.username, requestID: user.requestID, roles: user.roles.cwaRoles)
-        // Takes the form's nonce and counts the officer's limits; false if the form was used.
-        let claimForm: @Sendable (any Database) async throws -> Bool = { tx in
+        // Takes the form's nonce and counts the officer's limits; the refusal if the form cannot
+        // be used or a teleTAN is still waiting to be shown, nil if it was taken.
+        let claimForm: @Sendable (any Database) async throws -> Outcome? = { tx in
             switch try await nonces.consume(nonce, sessionHash: user.sessionHash, now: time, on: tx) {
             case .claimed: break
             case .alreadyUsed:
                 try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "form_already_used"]), at: time, on: tx)
-                return false
+                return .formAlreadyUsed
             case .invalid:
                 try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "form_invalid"]), at: time, on: tx)
-                return false
+                return .formInvalid
+            }
+            if try await displays.isWaiting(sessionHash: user.sessionHash, now: time, on: tx) {
+                try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "teletan_waiting"]), at: time, on: tx)
+                return .teleTANWaiting
             }
             try await RateLimiter().consume(userLimits(user), at: time, on: tx)
-            return true
+            return nil
         }
         // Parks the new teleTAN (sealed) for the result page and audits it. The audit append
         // comes last: it locks the chain head until commit, so it should hold it briefly.
         let record: @Sendable (IssuedTeleTAN, any Database) async throws -> Void = { issued, tx in
-            try await displays.store(
-                .init(teleTAN: issued.teleTAN.value, type: type.rawValue, validUntil: issued.validUntil, issuedAt: issued.issuedAt),
+            let fingerprint = hasher.hash(issued.teleTAN.value, for: .teleTANFingerprint)
+            // Another issuance for this session got in between (two tabs at once): never replace
+            // a teleTAN nobody has seen.
+            guard try await displays.store(
+                .init(teleTAN: issued.teleTAN.value, type: type.rawValue, validUntil: issued.validUntil, issuedAt: issued.issuedAt,
+                      issuedTo: user.username),
                 sessionHash: user.sessionHash, now: time, on: tx)
+            else { throw StillWaiting(fingerprint: fingerprint) }
             try await audit.append(event(
-                .success, hasher.hash(issued.teleTAN.value, for: .teleTANFingerprint),
+                .success, fingerprint,
                 ["type": type.rawValue, "valid_until": issued.validUntil.formatted(.iso8601)]
             ), at: time, on: tx)
         }
@@ -90,7 +106,7 @@ package struct TeleTANIssuer: Sendable {
             if service.sharesDatabase {
                 // Embedded: creation, audit entry and display commit together, or not at all.
                 let outcome: Outcome = try await db.transaction { tx in
-                    guard try await claimForm(tx) else { return .formAlreadyUsed }
+                    if let refused = try await claimForm(tx) { return refused }
                     try await record(try await service.issueTeleTAN(request, within: tx), tx)
                     return .issued(type: type)
                 }
@@ -100,11 +116,17 @@ package struct TeleTANIssuer: Sendable {
             // Remote: no database transaction stays open during the HTTP call. The form is
             // claimed first (so a double submit still creates one teleTAN); a teleTAN the server
             // created but whose audit entry fails is never shown and simply expires.
-            guard try await db.transaction({ try await claimForm($0) }) else { return .formAlreadyUsed }
+            if let refused = try await db.transaction({ try await claimForm($0) }) { return refused }
             let issued = try await service.issueTeleTAN(request, within: db)
             try await db.transaction { try await record(issued, $0) }
             metrics.teleTANIssued(type: type.rawValue)
             return .issued(type: type)
+        } catch let waiting as StillWaiting {
+            // Embedded: nothing was committed. Remote: the server made a teleTAN nobody will see.
+            try await audit.append(event(
+                .refused, service.sharesDatabase ? nil : waiting.fingerprint, ["type": type.rawValue, "reason": "teletan_waiting"]),
+                at: time, on: db)
+            return .teleTANWaiting
         } catch let limited as RateLimitExceeded {
             metrics.rateLimited(scope: "user")
             try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "rate_limit", "rule": limited.rule.name]), at: time, on: db)
@@ -123,6 +145,8 @@ package struct TeleTANIssuer: Sendable {
             throw IssuanceError.serviceUnavailable
         }
     }
+
+    private struct StillWaiting: Error { let fingerprint: String }
 
     /// The officer's own limits; an interval of zero is switched off (benchmarks).
     private func userLimits(_ user: ActingUser) -> [(rule: RateRule, key: String)] {

@@ -6,8 +6,12 @@ struct HomePage: PageModel {
     let titleKey = "home_title"
     /// After the display time ran out, the result page comes back here and says so.
     let teleTANWasHidden: Bool
-    /// The issuing form's one-use token; nil for a user who may not issue.
+    /// A teleTAN issued earlier has not been shown yet (the browser did not follow the redirect):
+    /// the page offers it instead of the issuing form.
+    let teleTANWaiting: Bool
+    /// The issuing form's one-use token; nil for a user who may not issue, or while one waits.
     let issueNonce: String?
+    let mayIssue: Bool
 }
 
 /// Signed in, but no role in this portal.

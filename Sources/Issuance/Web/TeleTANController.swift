@@ -40,9 +40,16 @@ struct TeleTANController: Sendable {
         guard !user.roles.isEmpty else {
             return try renderer.page(NoRolePage(), context: context)
         }
+        let mayIssue = user.may(.issueTestTeleTAN)
+        var waiting = false
+        if mayIssue {
+            waiting = try await displays.isWaiting(sessionHash: user.sessionHash, now: now(), on: database.database(logger: context.logger))
+        }
         return try renderer.page(HomePage(
             teleTANWasHidden: request.uri.queryParameters["hidden"] != nil,
-            issueNonce: user.may(.issueTestTeleTAN) ? nonces.make(sessionHash: user.sessionHash, now: now()) : nil
+            teleTANWaiting: waiting,
+            issueNonce: mayIssue && !waiting ? nonces.make(sessionHash: user.sessionHash, now: now()) : nil,
+            mayIssue: mayIssue
         ), context: context)
     }
 
@@ -50,7 +57,9 @@ struct TeleTANController: Sendable {
         guard let user = context.identity, let acting = context.actingUser(for: .issueTestTeleTAN) else { throw SignInRequired() }
         let form = try await request.decode(as: IssueForm.self, context: context)
         try csrf.require(form.csrf, for: user)
-        _ = try await issuer.issue(type: .test, by: acting, nonce: form.nonce)
+        if try await issuer.issue(type: .test, by: acting, nonce: form.nonce) == .formInvalid {
+            throw FormExpired()
+        }
         // Issued or not (a second click), the result page shows what is waiting, at most once.
         return PageRenderer.redirect(to: "/teletan/result")
     }
@@ -61,18 +70,20 @@ struct TeleTANController: Sendable {
         if request.method == .head {
             return try renderer.page(AlreadyShownPage(), context: context)
         }
+        // Nor a link from another site (the session cookie is SameSite=Lax, so such a top-level
+        // GET arrives signed in): the start page offers the waiting teleTAN instead.
+        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none" {
+            return PageRenderer.redirect(to: "/")
+        }
         let db = database.database(logger: context.logger)
-        guard let (content, storedAt) = try await displays.take(sessionHash: user.sessionHash, on: db),
-              let teleTAN = TeleTAN(content.teleTAN),
-              now().timeIntervalSince(storedAt) < displayTime.seconds
+        guard let (content, storedAt) = try await displays.take(sessionHash: user.sessionHash, now: now(), on: db),
+              let teleTAN = TeleTAN(content.teleTAN)
         else {
             return try renderer.page(AlreadyShownPage(), context: context)
         }
         let language = context.language
-        // With the time zone: the caller may be elsewhere, the server may run in UTC.
-        let validUntil = content.validUntil.formatted(
-            .dateTime.day().month(.abbreviated).year().hour(.twoDigits(amPM: .omitted)).minute().timeZone(.specificName(.short))
-                .locale(Locale(identifier: language.locale)))
+        // In the authority's zone with its name, whatever zone the server runs in.
+        let validUntil = renderer.dateTime(content.validUntil, in: language)
         let remaining = max(1, Int(displayTime.seconds - now().timeIntervalSince(storedAt)))
         let page = ResultPage(
             groups: teleTAN.groups.map { group in

@@ -18,14 +18,17 @@ package struct PortalRequestContext: AuthRequestContext, RequestContext {
     /// Set when the request carried a session cookie whose session had expired.
     package var sessionExpired = false
     let peerAddress: String?
+    /// 128 random bits in hex, in the `X-Request-ID` header, logs, error pages and the audit
+    /// trail. Random, not a counter: ids seen on pages must not tell how busy the portal is.
+    package let requestID: String
 
     package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         peerAddress = source.channel.remoteAddress?.ipAddress
         clientAddress = peerAddress
+        requestID = String(RandomToken.make().prefix(32))
+        logger[metadataKey: "hb.request.id"] = .string(requestID)
     }
-
-    package var requestID: String { id }
 
     /// Form bodies are small; larger ones are refused with 413 before they are read further.
     package var maxUploadSize: Int { 16 * 1024 }

@@ -31,20 +31,24 @@ package struct WebFoundation: Sendable {
     package let now: @Sendable () -> Date
     let assets: AssetFiles
     let trustProxy: Bool
+    let publicOrigin: PublicOrigin
 
     package init(
         database: PortalDatabase, assets: AssetFiles, strings: StringTable, serverSecret: SymmetricKey,
-        idleTimeout: Duration, sessionLifetime: Duration, trustProxy: Bool, logger: Logger, now: @escaping @Sendable () -> Date
+        idleTimeout: Duration, sessionLifetime: Duration, trustProxy: Bool, publicOrigin: PublicOrigin, timeZone: TimeZone,
+        logger: Logger,
+        now: @escaping @Sendable () -> Date
     ) throws {
         self.database = database
         self.assets = assets
         self.serverSecret = serverSecret
         hasher = KeyedHasher(key: serverSecret)
-        renderer = try PageRenderer(assets: assets, strings: strings)
+        renderer = try PageRenderer(assets: assets, strings: strings, timeZone: timeZone)
         sessions = SessionStore(hasher: hasher, idleTimeout: idleTimeout, lifetime: sessionLifetime)
         csrf = CSRF(hasher: hasher)
         nonces = FormNonces(hasher: hasher, lifetime: sessionLifetime)
         self.trustProxy = trustProxy
+        self.publicOrigin = publicOrigin
         self.logger = logger
         self.now = now
     }
@@ -59,11 +63,12 @@ package struct WebFoundation: Sendable {
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ErrorPageMiddleware(renderer: renderer))
+        router.add(middleware: HostCheckMiddleware(publicOrigin: publicOrigin))
         router.add(middleware: StaticFileGuardMiddleware())
         router.add(middleware: FileMiddleware(
             fileProvider: InMemoryFileProvider(files: assets.publicFiles, loadedAt: now()),
             cacheControl: .init([(.text, [.maxAge(3600)])]), searchForIndexHtml: false))
-        router.add(middleware: OriginCheckMiddleware())
+        router.add(middleware: OriginCheckMiddleware(publicOrigin: publicOrigin))
         router.add(middleware: SessionMiddleware(database: database, sessions: sessions, csrf: csrf, audit: audit, now: now))
         // A second error page layer inside the session lookup, so that error pages show who is
         // signed in (and Sign out); the outer one still answers when the session store fails, and
@@ -72,9 +77,21 @@ package struct WebFoundation: Sendable {
         router.add(middleware: SignInRedirectMiddleware())
 
         let routes = DeclaredRoutes(router: router, database: database, audit: audit, now: now)
-        OperationsRoutes(database: database, metrics: metrics).addRoutes(to: routes)
+        OperationsRoutes(database: database).addRoutes(to: routes)
         for feature in features { feature.addRoutes(to: routes) }
         return (router, routes)
+    }
+
+    /// The metrics listener's routes: `GET /metrics` (Prometheus text) and nothing else. Its
+    /// counters tell each sign-in's outcome and each issuance's time, so they are kept off the
+    /// public listener (`--metrics-host`, loopback by default).
+    package func makeMetricsRouter() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                     body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
+        }
+        return router
     }
 
     package func makeRouter(features: [any PortalFeature]) -> Router<PortalRequestContext> {

@@ -2,20 +2,15 @@ import Foundation
 import Hummingbird
 import Storage
 
-/// Health checks for load balancers and orchestrators, Prometheus metrics, and the language
-/// switch: the web foundation's own public routes.
+/// Health checks for load balancers and orchestrators and the language switch: the web
+/// foundation's own public routes. (Metrics have their own listener: ``MetricsRoutes``.)
 struct OperationsRoutes: Sendable {
     let database: PortalDatabase
-    let metrics: PortalMetrics
 
     func addRoutes(to routes: DeclaredRoutes) {
         let open = routes.group(access: .public)
         open.get("/health/live") { _, _ in Self.plain("ok") }
         open.get("/health/ready", use: ready)
-        open.get("/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                     body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
-        }
         open.get("/language/:code", use: switchLanguage)
     }
 

@@ -17,6 +17,22 @@ package struct CSRF: Sendable {
         hasher.hash("pre:" + cookieValue, for: .csrf)
     }
 
+    /// A new pre-session cookie value: 128 random bits and a keyed MAC over them (64 hex digits),
+    /// so that the portal can tell its own values from ones a client chose.
+    package func makePreSession() -> String {
+        let random = String(RandomToken.make().prefix(32))
+        return random + preSessionMAC(random)
+    }
+
+    package func isServerMadePreSession(_ value: String) -> Bool {
+        guard RandomToken.isWellFormed(value) else { return false }
+        return KeyedHasher.constantTimeEquals(String(value.suffix(32)), preSessionMAC(value.prefix(32)))
+    }
+
+    private func preSessionMAC(_ random: some StringProtocol) -> String {
+        String(hasher.hash("pre-session:\(random)", for: .csrf).prefix(32))
+    }
+
     package func isValid(_ submitted: String?, expected: String) -> Bool {
         guard let submitted else { return false }
         return KeyedHasher.constantTimeEquals(submitted, expected)

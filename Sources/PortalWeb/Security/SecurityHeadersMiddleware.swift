@@ -5,6 +5,7 @@ import Hummingbird
 /// sniffing, no referrer, HSTS on TLS, and `no-store` for everything but static files.
 struct SecurityHeadersMiddleware: RouterMiddleware {
     typealias Context = PortalRequestContext
+    static let viewCookie = "portal_view"
     static var contentSecurityPolicy: String {
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
             + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -22,6 +23,13 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
         }
         if response.headers[.cacheControl] == nil {
             response.headers[.cacheControl] = "no-store"
+            // A cookie that changes with every page: Chromium keeps even `no-store` pages in its
+            // back/forward cache, but restores one only if no cookie changed since it was stored
+            // there. So Back or Forward to a page that showed a teleTAN loads it anew (and finds
+            // it already shown), also without JavaScript. Firefox never keeps `no-store` pages.
+            response.setCookie(Cookie(
+                name: Self.viewCookie, value: String(RandomToken.make().prefix(16)), path: "/",
+                secure: context.isHTTPS, httpOnly: true, sameSite: .strict))
         }
         response.headers[HTTPField.Name("X-Request-ID")!] = context.requestID
         return response
@@ -29,10 +37,11 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
 }
 
 /// Refuses cross-site unsafe requests before any handler runs: `Sec-Fetch-Site` from modern
-/// browsers, and `Origin` compared with the host the request was sent to. The CSRF token is the
-/// second, independent check.
+/// browsers, and `Origin` compared with the portal's public origin (`--public-url`), never with
+/// the `Host` the request names. The CSRF token is the second, independent check.
 struct OriginCheckMiddleware: RouterMiddleware {
     typealias Context = PortalRequestContext
+    let publicOrigin: PublicOrigin
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if ![.get, .head, .options].contains(request.method) {
             let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!]
@@ -42,18 +51,26 @@ struct OriginCheckMiddleware: RouterMiddleware {
             // With `Referrer-Policy: no-referrer` browsers send `Origin: null` even for our own
             // forms; that is accepted only when the browser also vouches "same-origin".
             if let origin = request.headers[.origin], !(origin == "null" && site == "same-origin") {
-                guard let host = request.head.authority, Self.origin(origin, matchesHost: host) else {
+                guard publicOrigin.matches(origin: origin) else {
                     throw HTTPError(.forbidden, message: "cross-origin request")
                 }
             }
         }
         return try await next(request, context)
     }
+}
 
-    static func origin(_ origin: String, matchesHost host: String) -> Bool {
-        for scheme in ["https://", "http://"] where origin.hasPrefix(scheme) {
-            return origin.dropFirst(scheme.count).lowercased() == host.lowercased()
+/// Answers 421 to a request whose `Host` is not the portal's public host and port: a name made
+/// to resolve to the portal's address (DNS rebinding) gets no page. Health checks are exempt:
+/// load balancers send the backend's address.
+struct HostCheckMiddleware: RouterMiddleware {
+    typealias Context = PortalRequestContext
+    let publicOrigin: PublicOrigin
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.uri.path.hasPrefix("/health/") || request.head.authority.map(publicOrigin.matches(authority:)) == true else {
+            throw HTTPError(.misdirectedRequest)
         }
-        return false
+        return try await next(request, context)
     }
 }

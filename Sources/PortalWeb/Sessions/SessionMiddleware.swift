@@ -41,6 +41,10 @@ package struct SessionMiddleware: RouterMiddleware {
             context.sessionExpired = true
             return Self.clearCookie(in: try await next(request, context), secure: context.isHTTPS)
         case .unknown:
+            // A cookie of the right shape whose session is gone: the cleanup removed it after it
+            // expired (or it ended elsewhere). Signing out clears the cookie, so this is nearly
+            // always an expired session, and saying so is what the person needs to hear.
+            if RandomToken.isWellFormed(cookie) { context.sessionExpired = true }
             return Self.clearCookie(in: try await next(request, context), secure: context.isHTTPS)
         }
     }
@@ -53,11 +57,14 @@ package struct SessionMiddleware: RouterMiddleware {
         return response
     }
 
+    /// `SameSite=Lax`: a link to the portal from the intranet or an e-mail (a top-level GET from
+    /// another site) arrives signed in; cross-site POSTs and embedded requests carry no session,
+    /// and every form also needs its CSRF token and a same-origin `Origin` (docs/security.md).
     package static func cookie(value: String, secure: Bool) -> Cookie {
-        Cookie(name: cookieName, value: value, path: "/", secure: secure, httpOnly: true, sameSite: .strict)
+        Cookie(name: cookieName, value: value, path: "/", secure: secure, httpOnly: true, sameSite: .lax)
     }
 
     package static func clearingCookie(secure: Bool) -> Cookie {
-        Cookie(name: cookieName, value: "", maxAge: 0, path: "/", secure: secure, httpOnly: true, sameSite: .strict)
+        Cookie(name: cookieName, value: "", maxAge: 0, path: "/", secure: secure, httpOnly: true, sameSite: .lax)
     }
 }

@@ -51,16 +51,16 @@ package struct SessionStore: Sendable {
         try await sql(db).raw("UPDATE sessions SET last_seen_at = \(bind: now) WHERE id_hash = \(bind: record.id!)").run()
     }
 
-    /// Ends a session and the teleTAN waiting to be shown to it. Returns false if another request
-    /// (or the cleanup) had already ended it, so that an ending is audited once.
+    /// Ends a session. Returns false if another request (or the cleanup) had already ended it, so
+    /// that an ending is audited once.
     ///
     /// Its used form nonces stay until they are too old to be accepted anyway (the cleanup's age
     /// purge): a row there is the only record that a nonce was used, and a replay already past the
-    /// session check could otherwise use it again.
+    /// session check could otherwise use it again. A teleTAN waiting for it can no longer be shown
+    /// (it is sealed to the session) and stays until the issuance feature's purge audits it.
     @discardableResult
     package func end(sessionHash: String, on db: any Database) async throws -> Bool {
         struct Row: Decodable { let id_hash: String }
-        try await sql(db).raw("DELETE FROM pending_displays WHERE session_hash = \(bind: sessionHash)").run()
         let deleted = try await sql(db).raw("DELETE FROM sessions WHERE id_hash = \(bind: sessionHash) RETURNING id_hash")
             .all(decoding: Row.self)
         return !deleted.isEmpty
@@ -76,10 +76,9 @@ package struct SessionStore: Sendable {
             DELETE FROM sessions WHERE last_seen_at < \(bind: idleCutoff) OR created_at < \(bind: lifetimeCutoff)
             RETURNING id_hash, username
             """).all(decoding: Row.self)
-        for row in rows {
-            // (Used form nonces stay until the age purge: see end(sessionHash:on:).)
-            try await sql(db).raw("DELETE FROM pending_displays WHERE session_hash = \(bind: row.id_hash)").run()
-        }
+        // Used form nonces stay until the age purge (see end(sessionHash:on:)); a teleTAN that
+        // waited for the session stays until its display time is over, when the issuance feature
+        // deletes it and audits it as never shown.
         return rows.map { ($0.id_hash, $0.username) }
     }
 }

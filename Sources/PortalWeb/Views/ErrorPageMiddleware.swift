@@ -22,7 +22,7 @@ struct ErrorPage: PageModel {
     var titleKey: String { "error_\(status)_title" }
 }
 
-/// Turns every error into a page in the user's language: 400, 403, 404, 405, 413, 429, 500 and 503.
+/// Turns every error into a page in the user's language: 400, 403, 404, 405, 413, 421, 429, 500 and 503.
 /// Unexpected errors are logged with the request id and shown as 500 without details.
 struct ErrorPageMiddleware: RouterMiddleware {
     typealias Context = PortalRequestContext
@@ -42,7 +42,7 @@ struct ErrorPageMiddleware: RouterMiddleware {
             return try errorPage(
                 error.status, message: error.message(renderer, in: context.language), context: context, headers: headers)
         } catch let error as HTTPError {
-            let status: HTTPResponse.Status = [400, 403, 404, 405, 413, 429, 503].contains(error.status.code) ? error.status
+            let status: HTTPResponse.Status = [400, 403, 404, 405, 413, 421, 429, 503].contains(error.status.code) ? error.status
                 : error.status.code >= 500 ? .internalServerError : .badRequest
             return try errorPage(status, context: context, headers: error.headers)
         } catch is DecodingError, is URLEncodedFormError {
@@ -70,5 +70,16 @@ struct ErrorPageMiddleware: RouterMiddleware {
         if let allow = headers[.allow] { allowed[.allow] = allow }
         let page = ErrorPage(status: status.code, message: message ?? renderer.text("error_\(status.code)", in: context.language))
         return try renderer.page(page, status: status, context: context, headers: allowed)
+    }
+}
+
+/// A form whose one-use token is not good any more (a page left open too long): 400, and the
+/// page says to reload it.
+package struct FormExpired: UserFacingError {
+    package init() {}
+    package var status: HTTPResponse.Status { .badRequest }
+    package var retryAfterSeconds: Int? { nil }
+    package func message(_ renderer: PageRenderer, in language: Language) -> String? {
+        renderer.text("form_expired", in: language)
     }
 }

@@ -13,8 +13,11 @@ package struct PageRenderer: Sendable {
     /// Part of the stylesheet's and script's URLs: a digest of their content, so a browser that
     /// cached them (they are served with `max-age=3600`) fetches the new files after a deploy.
     let assetVersion: String
+    /// The authority's time zone: every time a page shows is in it, with the zone named.
+    package let timeZone: TimeZone
 
-    package init(assets: AssetFiles, strings: StringTable) throws {
+    package init(assets: AssetFiles, strings: StringTable, timeZone: TimeZone) throws {
+        self.timeZone = timeZone
         var templates: [String: MustacheTemplate] = [:]
         for (name, text) in assets.templates {
             templates[name] = try MustacheTemplate(string: text)
@@ -47,6 +50,16 @@ package struct PageRenderer: Sendable {
         var allHeaders = headers
         allHeaders[.contentType] = "text/html; charset=utf-8"
         return Response(status: status, headers: allHeaders, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// A date and time as people of `language` read it, in the authority's time zone with its
+    /// name ("24 Nov 2026, 10:00 CET"; "24. Nov. 2026, 10:00 MEZ").
+    package func dateTime(_ date: Date, in language: Language) -> String {
+        var style = Date.FormatStyle.dateTime.day().month(.abbreviated).year()
+            .hour(.twoDigits(amPM: .omitted)).minute().timeZone(.specificName(.short))
+            .locale(Locale(identifier: language.locale))
+        style.timeZone = timeZone
+        return date.formatted(style)
     }
 
     /// A text of the request's language with `{name}` placeholders filled in.

@@ -23,6 +23,8 @@ enum WebStrings {
         "error_405": "This page cannot be used this way. Please go back to the start page.",
         "error_413_title": "Too large",
         "error_413": "The request was too large.",
+        "error_421_title": "Wrong address",
+        "error_421": "The portal cannot be used under this address. Please use the address your authority gave you.",
         "error_429_title": "Please wait",
         "error_429": "Too many teleTANs were requested. Please try again in {wait}.",
         "error_500_title": "Something went wrong",
@@ -30,6 +32,7 @@ enum WebStrings {
         "error_503_title": "Service unavailable",
         "error_503": "The service is unavailable right now. No teleTAN was issued. Please try again in a moment.",
         "request_id": "Request ID",
+        "form_expired": "This form has expired. Please reload the page and try again.",
     ], german: [
         "app_name": "teleTAN-Portal",
         "skip_to_content": "Zum Inhalt springen",
@@ -52,6 +55,8 @@ enum WebStrings {
         "error_405": "Diese Seite lässt sich so nicht verwenden. Bitte kehren Sie zur Startseite zurück.",
         "error_413_title": "Zu groß",
         "error_413": "Die Anfrage war zu groß.",
+        "error_421_title": "Falsche Adresse",
+        "error_421": "Unter dieser Adresse lässt sich das Portal nicht verwenden. Bitte nutzen Sie die Adresse, die Ihre Behörde Ihnen genannt hat.",
         "error_429_title": "Bitte warten",
         "error_429": "Es wurden zu viele teleTANs angefordert. Bitte versuchen Sie es in {wait} erneut.",
         "error_500_title": "Etwas ist schiefgegangen",
@@ -59,5 +64,6 @@ enum WebStrings {
         "error_503_title": "Dienst nicht verfügbar",
         "error_503": "Der Dienst ist gerade nicht verfügbar. Es wurde keine teleTAN erzeugt. Bitte versuchen Sie es gleich noch einmal.",
         "request_id": "Anfrage-ID",
+        "form_expired": "Dieses Formular ist abgelaufen. Bitte laden Sie die Seite neu und versuchen Sie es erneut.",
     ])
 }

@@ -1,0 +1,58 @@
+"""The officer's flow in a Chromium that runs no script: a teleTAN is still shown exactly once,
+whatever the back and forward buttons do (the browser's back/forward cache must not bring the
+result page back), and one that was issued but never shown is offered on the start page."""
+
+from __future__ import annotations
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from processes_and_browsers import headless_chromium
+from test_portal_browser import (
+    OFFICER, assert_teletan_not_on_page, click_and_wait, issue_teletan, path_of, present, read_teletan, sign_in,
+)
+
+
+@pytest.fixture
+def browser_without_js(secrets_ledger, tmp_path_factory):
+    profile = tmp_path_factory.mktemp("chromium-profile-no-js")
+    driver = headless_chromium(profile, javascript=False)
+    secrets_ledger.watch_directory(profile, "Chromium profile")
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def assert_script_is_off(driver) -> None:
+    # portal.js shows the copy button; without scripts it stays hidden.
+    assert not driver.find_element(By.ID, "copy-teletan").is_displayed(), "scripts run in this browser"
+
+
+def test_back_and_forward_never_show_a_teleTAN_again(browser_without_js, portal, secrets_ledger):
+    browser = browser_without_js
+    sign_in(browser, portal, secrets_ledger, *OFFICER)
+    assert path_of(browser) == "/"
+
+    # Result page -> Back -> Forward.
+    issue_teletan(browser, OFFICER[0])
+    first = read_teletan(browser, secrets_ledger)
+    assert_script_is_off(browser)
+    browser.back()
+    assert path_of(browser) == "/"
+    assert_teletan_not_on_page(browser, first)
+    browser.forward()
+    assert path_of(browser) == "/teletan/result"
+    assert_teletan_not_on_page(browser, first)
+    assert present(browser, "already-shown")
+
+    # "I have passed it on" -> Back.
+    browser.get(portal.base_url + "/")
+    issue_teletan(browser, OFFICER[0])
+    second = read_teletan(browser, secrets_ledger)
+    click_and_wait(browser, browser.find_element(By.ID, "passed-on"))
+    assert path_of(browser) == "/"
+    browser.back()
+    assert_teletan_not_on_page(browser, second)
+    browser.forward()
+    assert_teletan_not_on_page(browser, second)
