@@ -5,11 +5,13 @@ result page back), and one that was issued but never shown is offered on the sta
 from __future__ import annotations
 
 import pytest
+import requests
 from selenium.webdriver.common.by import By
 
 from processes_and_browsers import headless_chromium
 from test_portal_browser import (
-    OFFICER, assert_teletan_not_on_page, click_and_wait, issue_teletan, path_of, present, read_teletan, sign_in,
+    OFFICER, assert_teletan_not_on_page, click_and_wait, issue_teletan, note_issue, path_of, present, read_teletan, sign_in,
+    wait_issue_interval,
 )
 
 
@@ -56,3 +58,29 @@ def test_back_and_forward_never_show_a_teleTAN_again(browser_without_js, portal,
     assert_teletan_not_on_page(browser, second)
     browser.forward()
     assert_teletan_not_on_page(browser, second)
+
+
+def test_a_teleTAN_whose_redirect_was_lost_is_offered_on_the_start_page(browser_without_js, portal, secrets_ledger):
+    """The issuing POST reaches the portal, but the browser never loads the result page (the
+    connection dropped): the start page says a teleTAN is waiting and shows it, once."""
+    browser = browser_without_js
+    sign_in(browser, portal, secrets_ledger, *OFFICER)
+    wait_issue_interval(OFFICER[0])
+    # Submit the form from outside the page with the browser's own cookies, and drop the answer.
+    cookies = {c["name"]: c["value"] for c in browser.get_cookies()}
+    form = {field: browser.find_element(By.NAME, field).get_attribute("value") for field in ("csrf", "nonce")}
+    answer = requests.post(portal.base_url + "/teletan", data=form, cookies=cookies, allow_redirects=False, timeout=30,
+                           headers={"Origin": portal.base_url})
+    note_issue(OFFICER[0])
+    assert answer.status_code == 303
+    browser.get(portal.base_url + "/")
+    assert present(browser, "teletan-waiting")
+    assert not present(browser, "issue-teletan")
+    click_and_wait(browser, browser.find_element(By.ID, "show-waiting"))
+    assert path_of(browser) == "/teletan/result"
+    waiting = read_teletan(browser, secrets_ledger)
+    browser.get(portal.base_url + "/")
+    assert not present(browser, "teletan-waiting")
+    assert present(browser, "issue-teletan")
+    browser.back()
+    assert_teletan_not_on_page(browser, waiting)

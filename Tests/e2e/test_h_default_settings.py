@@ -25,6 +25,9 @@ EXPECTED = {
     "--teletans-per-hour": "1000",
     "--teletan-display-time": "10m",
     "--secret-file": "portal.secret",
+    "--metrics-host": "127.0.0.1",
+    "--metrics-port": "9464",
+    "--time-zone": "Europe/Berlin",
 }
 
 
