@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import requests
 from axe_selenium_python import Axe
 from selenium.webdriver.common.by import By
 
@@ -178,6 +179,25 @@ def test_every_page_has_no_serious_accessibility_violation(browser, portal, secr
     browser.get(base + "/?hidden=1")
     assert browser.find_elements(By.ID, "teletan-was-hidden")
     audit.check("start page after the display time (?hidden=1)", "/")
+    # A teleTAN whose redirect was lost (posted outside the browser): the start page offers it.
+    browser.get(base + "/")
+    form = {field: browser.find_element(By.NAME, field).get_attribute("value") for field in ("csrf", "nonce")}
+    cookies = {cookie["name"]: cookie["value"] for cookie in browser.get_cookies()}
+    wait_issue_interval(username)
+    lost = requests.post(base + "/teletan", data=form, cookies=cookies, headers={"Origin": base},
+                         allow_redirects=False, timeout=30)
+    note_issue(username)
+    assert lost.status_code == 303
+    browser.get(base + "/")
+    assert browser.find_elements(By.ID, "teletan-waiting"), "the waiting teleTAN is not offered"
+    audit.check("start page, a teleTAN waiting", "/")
+    click_and_wait(browser, browser.find_element(By.ID, "show-waiting"))
+    record_teletan(browser, secrets_ledger)
+    # A form whose one-use token is no good any more.
+    browser.get(base + "/")
+    submit_by_script(browser, "const form = document.querySelector('form[action=\"/teletan\"]');"
+                              "form.querySelector('[name=nonce]').value = 'expired'; form.submit();")
+    audit.check("400 page, form expired", error_status=400)
     browser.get(base + "/nope")
     audit.check("404 page, signed in", error_status=404)
     browser.get(base + "/teletan")
@@ -232,7 +252,7 @@ def test_every_page_has_no_serious_accessibility_violation(browser, portal, secr
     assert browser.find_elements(By.ID, "signin-error"), "mismatched new passwords were not refused"
     audit.check("sign-in page, password change failed")
 
-    audit.assert_clean(expected_pages=21)
+    audit.assert_clean(expected_pages=23)
 
 
 @pytest.mark.parametrize("portal", [OTP_PAM_SERVICE], indirect=True)
