@@ -12,7 +12,8 @@ struct EmbedAssets: BuildToolPlugin {
         var inputs: [URL] = []
         for folder in folders {
             let directory = root.appending(path: folder)
-            guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey]) else { continue }
+            guard let files = FileManager.default.enumerator(
+                at: directory, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles]) else { continue }
             for case let file as URL in files where (try? file.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true {
                 inputs.append(file)
             }

@@ -12,7 +12,9 @@ let root = URL(fileURLWithPath: arguments[1], isDirectory: true).standardizedFil
 var entries: [(path: String, base64: String)] = []
 for folder in arguments[3...] {
     let directory = root.appendingPathComponent(folder, isDirectory: true)
-    guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey]) else { continue }
+    // Hidden files (.DS_Store, .gitkeep) are left out, as `--templates`/`--public-directory` do.
+    guard let files = FileManager.default.enumerator(
+        at: directory, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles]) else { continue }
     for case let file as URL in files where (try? file.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true {
         let path = String(file.standardizedFileURL.path.dropFirst(root.path.count + 1))
         guard let data = FileManager.default.contents(atPath: file.path) else {

@@ -22,14 +22,15 @@ package struct IssuanceFeature: PortalFeature {
     let controller: TeleTANController
 
     package init(foundation: WebFoundation, verification: any VerificationService, settings: Settings) {
-        displays = PendingDisplays(serverSecret: foundation.serverSecret, audit: foundation.audit, displayTime: settings.displayTime)
+        displays = PendingDisplays(
+            serverSecret: foundation.serverSecret, hasher: foundation.hasher, audit: foundation.audit, displayTime: settings.displayTime)
         issuer = TeleTANIssuer(
             database: foundation.database, service: verification, nonces: foundation.nonces, displays: displays,
             audit: foundation.audit, hasher: foundation.hasher, minimumInterval: settings.minimumInterval,
             perDay: settings.perUserPerDay, metrics: foundation.metrics, now: foundation.now)
         controller = TeleTANController(
             database: foundation.database, csrf: foundation.csrf, issuer: issuer, nonces: foundation.nonces,
-            displays: displays, renderer: foundation.renderer, displayTime: settings.displayTime, now: foundation.now)
+            displays: displays, renderer: foundation.renderer, now: foundation.now)
     }
 
     package func addRoutes(to routes: DeclaredRoutes) {

@@ -150,13 +150,17 @@ package final class PAMAuthenticator: Sendable {
     }
 
     /// Control characters, and the invisible ones that change how a name reads without showing:
-    /// zero-width characters and marks (U+200B–U+200F), bidirectional embeddings, overrides and
-    /// isolates (U+202A–U+202E, U+2066–U+2069) and the byte-order mark (U+FEFF). No account name
+    /// format characters (zero-width characters and marks U+200B–U+200F, bidirectional
+    /// embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069, the byte-order mark
+    /// U+FEFF, the soft hyphen, word joiners, tags), every other default-ignorable code point
+    /// (variation selectors, Hangul fillers) and line and paragraph separators. No account name
     /// holds them; in the audit trail they would make one name look like another.
     package static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.generalCategory == .control
-            || (0x200B...0x200F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)
-            || (0x2066...0x2069).contains(scalar.value) || scalar.value == 0xFEFF
+        let properties = scalar.properties
+        switch properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: return true
+        default: return properties.isDefaultIgnorableCodePoint
+        }
     }
 
     static func newConversationID() -> String {

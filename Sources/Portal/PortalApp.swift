@@ -34,7 +34,6 @@ package final class PortalApp: Sendable {
     package let pam: PAMAuthenticator
     package let signIn: SignInFeature
     package let issuance: IssuanceFeature
-    let verification: any VerificationService
     let logger: Logger
 
     var features: [any PortalFeature] { [signIn, issuance] }
@@ -66,7 +65,6 @@ package final class PortalApp: Sendable {
             hasher: foundation.hasher,
             globalLimit: EmbeddedVerificationService.defaultGlobalLimit(perHour: configuration.teleTANsPerHourGlobal),
             logger: logger, now: now)
-        self.verification = verification
         pam = PAMAuthenticator(configuration: PAMConfiguration(service: configuration.pamService, threads: configuration.pamThreads), logger: logger)
         signIn = SignInFeature(foundation: foundation, pam: pam, settings: configuration.signInSettings)
         issuance = IssuanceFeature(foundation: foundation, verification: verification, settings: configuration.issuanceSettings)

@@ -58,6 +58,12 @@ package struct PortalConfiguration: Sendable {
 extension PortalConfiguration {
     /// The public URL's origin; without one, this listener's own address and port.
     var publicOrigin: PublicOrigin {
-        publicURL.flatMap(PublicOrigin.init) ?? PublicOrigin("http://\(host.contains(":") ? "[\(host)]" : host):\(port)")!
+        publicURL.flatMap(PublicOrigin.init) ?? Self.listenerOrigin(host: host, port: port)!
+    }
+
+    /// `http://HOST:PORT` of a listener; an IPv6 address in brackets, given with or without them.
+    package static func listenerOrigin(host: String, port: Int) -> PublicOrigin? {
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return PublicOrigin("http://\(bare.contains(":") ? "[\(bare)]" : bare):\(port)")
     }
 }

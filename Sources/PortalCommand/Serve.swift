@@ -112,7 +112,7 @@ struct Serve: AsyncParsableCommand {
         config.port = try OptionParser.integer(port, flag: "--port", env: "PORTAL_PORT", range: 1...65535)
         config.metricsHost = try OptionParser.name(metricsHost, flag: "--metrics-host", env: "PORTAL_METRICS_HOST")
         config.metricsPort = try OptionParser.integer(metricsPort, flag: "--metrics-port", env: "PORTAL_METRICS_PORT", range: 1...65535)
-        guard (config.metricsHost, config.metricsPort) != (config.host, config.port) else {
+        guard config.metricsPort != config.port else {
             throw ConfigurationError(message: "--metrics-port (PORTAL_METRICS_PORT): must differ from --port")
         }
         config.database = try storage.location()
@@ -148,6 +148,8 @@ struct Serve: AsyncParsableCommand {
             config.publicURL = publicUrl
         } else if ["0.0.0.0", "::", "[::]"].contains(config.host) {
             throw ConfigurationError(message: "--public-url (PORTAL_PUBLIC_URL): needed when --host listens on every address (\(config.host))")
+        } else if PortalConfiguration.listenerOrigin(host: config.host, port: config.port) == nil {
+            throw ConfigurationError(message: "--public-url (PORTAL_PUBLIC_URL): needed, http://\(config.host):\(config.port) is no URL")
         }
         guard let zone = TimeZone(identifier: timeZone) else {
             throw ConfigurationError(message: "--time-zone (PORTAL_TIME_ZONE): unknown time zone '\(timeZone)' (expected an IANA name such as Europe/Berlin)")

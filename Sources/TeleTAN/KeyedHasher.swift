@@ -15,6 +15,7 @@ package struct KeyedHasher: Sendable {
         package static let teleTANFingerprint = Purpose("teletan-fingerprint")
         package static let session = Purpose("session")
         package static let csrf = Purpose("csrf")
+        package static let preSession = Purpose("pre-session")
         package static let formNonce = Purpose("form-nonce")
         package static let formNonceMAC = Purpose("form-nonce-mac")
         package static let registrationToken = Purpose("registration-token")

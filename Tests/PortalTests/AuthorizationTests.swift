@@ -207,7 +207,14 @@ final class AuthorizationTests: XCTestCase {
         XCTAssertTrue(local.matches(authority: "127.0.0.1:8080"))
         XCTAssertTrue(local.matches(origin: "http://127.0.0.1:8080"))
         XCTAssertFalse(local.matches(authority: "localhost:8080"), "a rebound name is not this host")
-        for bad in ["portal.example.org", "https://portal.example.org/path", "https://user@portal.example.org", "mailto:x@y", ""] {
+        // Internationalised names as browsers send them (punycode); IPv6 in brackets.
+        let idn = try XCTUnwrap(PublicOrigin("https://bücher.example"))
+        XCTAssertTrue(idn.matches(authority: "xn--bcher-kva.example"))
+        XCTAssertTrue(try XCTUnwrap(PublicOrigin("http://[::1]:8080")).matches(authority: "[::1]:8080"))
+        XCTAssertEqual(PortalConfiguration.listenerOrigin(host: "[::1]", port: 8080), PublicOrigin("http://[::1]:8080"))
+        XCTAssertEqual(PortalConfiguration.listenerOrigin(host: "::1", port: 8080), PublicOrigin("http://[::1]:8080"))
+        for bad in ["portal.example.org", "https://portal.example.org/path", "https://user@portal.example.org", "mailto:x@y", "",
+                    "https://portal.example.org:0", "https://portal.example.org:99999"] {
             XCTAssertNil(PublicOrigin(bad), bad)
         }
     }

@@ -40,6 +40,16 @@ final class HardeningTests: XCTestCase {
         }
     }
 
+    func testAnHTTPSPublicURLMakesCookiesSecureWithoutAProxyHeader() async throws {
+        try await PortalHarness.run(configure: { $0.publicURL = "https://localhost"; $0.trustProxy = false }) { portal in
+            let page = try await portal.browser().get("/signin")
+            let cookies = page.headers[values: .setCookie]
+            XCTAssertFalse(cookies.isEmpty)
+            XCTAssertTrue(cookies.allSatisfy { $0.contains("Secure") }, "\(cookies)")
+            XCTAssertNotNil(page.headers[.strictTransportSecurity])
+        }
+    }
+
     func testFormsFromOtherOriginsThanThePublicOneAreRefused() async throws {
         try await PortalHarness.run { portal in
             let officer = try await portal.signedIn(.officer)
@@ -67,9 +77,12 @@ final class HardeningTests: XCTestCase {
                 let page = try await browser.get("/signin")
                 let id = try XCTUnwrap(page.headers[HTTPField.Name("X-Request-ID")!])
                 XCTAssertNotNil(id.wholeMatch(of: /[0-9a-f]{32}/), id)
-                XCTAssertTrue(page.body.contains(id) || page.status == .ok)
                 ids.append(id)
             }
+            // The id an error page shows is the one in the header.
+            let missing = try await browser.get("/nope")
+            let shownID = try XCTUnwrap(missing.headers[HTTPField.Name("X-Request-ID")!])
+            XCTAssertTrue(missing.body.contains("<code>\(shownID)</code>"))
             XCTAssertEqual(Set(ids).count, ids.count)
             // A counter (even behind a random prefix) shares its leading digits between requests.
             XCTAssertEqual(Set(ids.map { $0.prefix(8) }).count, ids.count, "no shared prefix: \(ids)")
@@ -83,6 +96,9 @@ final class HardeningTests: XCTestCase {
             let fromIntranet = try await officer.get("/teletan/result", headers: [HTTPField.Name("Sec-Fetch-Site")!: "cross-site"])
             XCTAssertEqual(fromIntranet.status, .seeOther)
             XCTAssertEqual(fromIntranet.location, "/")
+            let landing = try await officer.get("/", headers: [HTTPField.Name("Sec-Fetch-Site")!: "cross-site"])
+            XCTAssertEqual(landing.status, .ok)
+            XCTAssertTrue(landing.body.contains("id=\"teletan-waiting\""), "the start page offers it instead")
             let shown = try await officer.get("/teletan/result", headers: [HTTPField.Name("Sec-Fetch-Site")!: "same-origin"])
             XCTAssertNotNil(shown.teleTAN, "still waiting after the cross-site link")
         }
@@ -92,16 +108,19 @@ final class HardeningTests: XCTestCase {
         // The test clock starts at 2027-01-15 08:00 UTC; a TEST teleTAN is valid for an hour.
         try await PortalHarness.run { portal in
             let officer = try await portal.signedIn(.officer)
-            let english = try await officer.issueResultPage()
-            XCTAssertTrue(english.body.contains("15 Jan 2027 at 10:00 CET"), english.body)
+            let englishPage = try await officer.issueResultPage()
+            let english = try XCTUnwrap(englishPage)
+            XCTAssertTrue(english.body.contains("15 Jan 2027 at 10:00 CET"), String(english.body.firstMatch(of: /valid-until">[^<]*/)?.output ?? "none"))
             portal.clock.advance(seconds: 31)
             officer.cookies[Language.cookieName] = "de"
-            let german = try await officer.issueResultPage()
+            let germanPage = try await officer.issueResultPage()
+            let german = try XCTUnwrap(germanPage)
             XCTAssertTrue(german.body.contains("10:00 MEZ"), String(german.body.firstMatch(of: /valid-until">[^<]*/)?.output ?? "none"))
             XCTAssertFalse(german.body.contains("UTC"))
         }
         try await PortalHarness.run(configure: { $0.timeZone = TimeZone(identifier: "America/New_York")! }) { portal in
-            let page = try await portal.signedIn(.officer).issueResultPage()
+            let resultPage = try await portal.signedIn(.officer).issueResultPage()
+            let page = try XCTUnwrap(resultPage)
             let shown = String(page.body.firstMatch(of: /valid-until">[^<]*/)?.output ?? "none")
             XCTAssertTrue(shown.contains("04:00 GMT-5") || shown.contains("04:00 EST"), shown)
         }
@@ -110,13 +129,18 @@ final class HardeningTests: XCTestCase {
     func testAFormWhoseTokenIsNoLongerGoodSaysItExpired() async throws {
         try await PortalHarness.run { portal in
             let officer = try await portal.signedIn(.officer)
-            let home = try await officer.get("/")
-            portal.clock.advance(seconds: 9 * 3600)  // past the session lifetime the nonce is good for
-            let fresh = try await portal.signedIn(.officer)
-            let forged = try await fresh.post("/teletan", ["csrf": try await fresh.get("/").hidden("csrf")!, "nonce": home.hidden("nonce")!])
-            XCTAssertEqual(forged.status, .badRequest)
-            XCTAssertTrue(forged.body.contains("This form has expired. Please reload the page"), forged.body)
-            XCTAssertFalse(forged.body.contains("already been shown"))
+            let csrf = try await officer.get("/").hidden("csrf")!
+            // A form of this very session, made longer ago than a nonce is good for.
+            let foundation = portal.portal.foundation
+            let sessionHash = foundation.hasher.hash(officer.cookies[SessionMiddleware.cookieName]!, for: .session)
+            let old = foundation.nonces.make(
+                sessionHash: sessionHash, now: portal.clock.now.addingTimeInterval(-foundation.nonces.lifetime.seconds - 60))
+            let expired = try await officer.post("/teletan", ["csrf": csrf, "nonce": old])
+            XCTAssertEqual(expired.status, .badRequest)
+            XCTAssertTrue(expired.body.contains("This form has expired. Please reload the page"))
+            XCTAssertFalse(expired.body.contains("already been shown"))
+            let reason = try await portal.auditActions("teletan.issue").last?.detailValues["reason"]
+            XCTAssertEqual(reason, "form_invalid")
             let count = try await portal.count("SELECT COUNT(*) AS n FROM teletans")
             XCTAssertEqual(count, 0)
         }
@@ -138,7 +162,10 @@ final class HardeningTests: XCTestCase {
 
     func testHiddenCharactersInUsernamesAreRefusedBeforePAM() async throws {
         try await PortalHarness.run { portal in
-            let hidden: [Unicode.Scalar] = ["\u{200B}", "\u{200F}", "\u{202A}", "\u{202E}", "\u{2066}", "\u{2069}", "\u{FEFF}"]
+            // The issue's list, and other invisible ones: word joiner, soft hyphen, variation
+            // selector, Hangul filler, line separator.
+            let hidden: [Unicode.Scalar] = ["\u{200B}", "\u{200F}", "\u{202A}", "\u{202E}", "\u{2066}", "\u{2069}", "\u{FEFF}",
+                                           "\u{2060}", "\u{00AD}", "\u{FE0F}", "\u{3164}", "\u{2028}"]
             for scalar in hidden {
                 let page = try await portal.browser().signIn("tt-officer\(Character(scalar))", "Officer-Pass-1")
                 XCTAssertEqual(page.status, .unauthorized, "U+\(String(scalar.value, radix: 16))")
@@ -149,7 +176,10 @@ final class HardeningTests: XCTestCase {
             let audits = try await portal.auditActions("signin")
             XCTAssertEqual(audits.count, hidden.count)
             XCTAssertTrue(audits.allSatisfy { $0.actor == "tt-officer?" }, "shown as '?', never as typed: \(audits.map(\.actor))")
-            XCTAssertTrue(PAMAuthenticatorAccess.acceptsOrdinaryNames)
+            // Ordinary names (letters of any script, digits, dots, @) still reach PAM.
+            for name in ["tt-officer", "jürgen.müller@amt.example", "ΑΒΓ", "user_1", "ñandú"] {
+                XCTAssertTrue(PAMAuthenticator.isAcceptableUsername(name), name)
+            }
         }
     }
 
@@ -168,21 +198,7 @@ final class HardeningTests: XCTestCase {
     }
 }
 
-/// Ordinary names (letters of any script, digits, dots, @) still reach PAM.
-enum PAMAuthenticatorAccess {
-    static var acceptsOrdinaryNames: Bool {
-        ["tt-officer", "jürgen.müller@amt.example", "ΑΒΓ", "user_1"].allSatisfy(PAMAuthenticator.isAcceptableUsername)
-    }
-}
 
-extension Browser {
-    /// Presses "Issue teleTAN" and returns the result page.
-    func issueResultPage() async throws -> Page {
-        let posted = try await pressIssue()
-        XCTAssertEqual(posted.location, "/teletan/result")
-        return try await get("/teletan/result")
-    }
-}
 
 /// No teleTAN lost in the dark: one issued but never shown is offered on the start page, never
 /// replaced by a second, and audited when its display time ends unseen.
@@ -255,6 +271,37 @@ final class WaitingTeleTANTests: XCTestCase {
             XCTAssertNil(late.teleTAN)
             let actors = try await portal.auditActions("teletan.expired_unshown").map(\.actor)
             XCTAssertEqual(actors, ["tt-officer"])
+        }
+    }
+
+    func testAnExpiredTeleTANNotYetPurgedDoesNotBlockTheNextIssuance() async throws {
+        try await PortalHarness.run { portal in
+            let officer = try await portal.signedIn(.officer)
+            _ = try await officer.pressIssue()  // never shown
+            portal.clock.advance(seconds: 11 * 60)  // past the display time, before any cleanup
+            let home = try await officer.get("/")
+            XCTAssertTrue(home.body.contains("id=\"issue-teletan\""))
+            let next = try await officer.issueTeleTAN()
+            XCTAssertNotNil(next, "a new teleTAN, not 'already shown'")
+            let unshown = try await portal.auditActions("teletan.expired_unshown")
+            XCTAssertEqual(unshown.map(\.actor), ["tt-officer"], "the old one audited by the issuance that cleared it")
+        }
+    }
+
+    func testAWaitingRowThatCannotBeOpenedIsStillPurgedAndAudited() async throws {
+        try await PortalHarness.run { portal in
+            // As after the secret file was replaced: the sealed text no longer opens.
+            try await sql(portal.db).raw("""
+                INSERT INTO pending_displays (session_hash, sealed, created_at)
+                VALUES ('gone', 'bm90IHNlYWxlZA==', \(bind: portal.clock.now))
+                """).run()
+            portal.clock.advance(seconds: 11 * 60)
+            try await portal.portal.runCleanup()
+            let left = try await portal.count("SELECT COUNT(*) AS n FROM pending_displays")
+            XCTAssertEqual(left, 0)
+            let unshown = try await portal.auditActions("teletan.expired_unshown")
+            XCTAssertEqual(unshown.map { $0.detailValues["reason"] }, ["unreadable"])
+            XCTAssertNil(unshown.first?.subject)
         }
     }
 }

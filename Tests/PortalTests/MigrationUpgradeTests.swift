@@ -16,7 +16,7 @@ final class MigrationUpgradeTests: XCTestCase {
         try await TestDatabases.forEach { location in
             switch location {
             case .sqlite(let path):
-                try Shell.run("/usr/bin/sqlite3", path, ".read \(Self.fixtures.appendingPathComponent("sqlite.sql").path)")
+                try Shell.run("/usr/bin/sqlite3", path, ".read '\(Self.fixtures.appendingPathComponent("sqlite.sql").path)'")
             case .postgres(let url):
                 try Shell.run("/usr/bin/psql", url, "-v", "ON_ERROR_STOP=1", "-q", "-o", "/dev/null",
                               "-f", Self.fixtures.appendingPathComponent("postgres.sql").path)

@@ -234,9 +234,14 @@ final class Browser: @unchecked Sendable {
 
     /// Issues a teleTAN the way an officer does and returns what the result page showed.
     func issueTeleTAN() async throws -> String? {
+        try await issueResultPage()?.teleTAN
+    }
+
+    /// Presses "Issue teleTAN" and returns the result page (nil if issuing was refused).
+    func issueResultPage() async throws -> Page? {
         let posted = try await pressIssue()
         guard posted.status == .seeOther else { return nil }
-        return try await get("/teletan/result").teleTAN
+        return try await get("/teletan/result")
     }
 
     static func encode(_ value: String) -> String {

@@ -32,7 +32,7 @@ NOBODY = ("tt-a11y-nobody", "Wrong-Pass-7")
 LANGUAGES = ["en", "de"]
 BLOCKING_IMPACTS = {"serious", "critical"}
 
-# Titles of the error pages (Strings.swift), to tell that the intended error page was shown.
+# Titles of the error pages (WebStrings.swift), to tell that the intended error page was shown.
 ERROR_TITLES = {
     "en": {400: "Bad request", 403: "Not allowed", 404: "Not found", 405: "Not possible here"},
     "de": {400: "Ungültige Anfrage", 403: "Nicht erlaubt", 404: "Nicht gefunden", 405: "Hier nicht möglich"},

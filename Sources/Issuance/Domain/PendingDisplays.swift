@@ -2,6 +2,7 @@ import Audit
 import Crypto
 import FluentKit
 import Foundation
+import SQLKit
 import Storage
 import TeleTAN
 
@@ -25,11 +26,11 @@ package struct PendingDisplays: Sendable {
     let hasher: KeyedHasher
     let audit: AuditLog
     /// How long after issuing a teleTAN may be shown.
-    let displayTime: Duration
+    package let displayTime: Duration
 
-    package init(serverSecret: SymmetricKey, audit: AuditLog, displayTime: Duration) {
+    package init(serverSecret: SymmetricKey, hasher: KeyedHasher, audit: AuditLog, displayTime: Duration) {
         key = HKDF<SHA256>.deriveKey(inputKeyMaterial: serverSecret, info: Data("pending-display".utf8), outputByteCount: 32)
-        hasher = KeyedHasher(key: serverSecret)
+        self.hasher = hasher
         self.audit = audit
         self.displayTime = displayTime
     }
@@ -48,54 +49,81 @@ package struct PendingDisplays: Sendable {
         return !stored.isEmpty
     }
 
-    /// Whether a teleTAN is waiting for the session and may still be shown.
+    /// Whether a teleTAN is waiting for the session and may still be shown (a read only: the
+    /// start page asks on every view).
     package func isWaiting(sessionHash: String, now: Date, on db: any Database) async throws -> Bool {
         struct Row: Decodable { let created_at: Date }
         guard let row = try await sql(db).raw("""
             SELECT created_at FROM pending_displays WHERE session_hash = \(bind: sessionHash)
             """).first(decoding: Row.self)
         else { return false }
-        return now.timeIntervalSince(row.created_at) < displayTime.seconds
+        return row.created_at > cutoff(now)
+    }
+
+    /// Like ``isWaiting(sessionHash:now:on:)``, for the issuing transaction: one whose display time
+    /// is over is first deleted and audited as never shown, so that it cannot block the next
+    /// issuance until the periodic purge comes by.
+    func settleWaiting(sessionHash: String, now: Date, on tx: any Database) async throws -> Bool {
+        try await purge("session_hash = \(bind: sessionHash) AND created_at <= \(bind: cutoff(now))", now: now, on: tx)
+        return try await isWaiting(sessionHash: sessionHash, now: now, on: tx)
     }
 
     /// Returns the waiting teleTAN and deletes it, or nil if there is none (already shown) or its
-    /// display time is over (then it is audited as expired unshown).
+    /// display time is over (then it is audited as never shown, in the same transaction).
     package func take(sessionHash: String, now: Date, on db: any Database) async throws -> (content: Content, storedAt: Date)? {
         struct Row: Decodable { let sealed: String; let created_at: Date }
-        guard let row = try await sql(db).raw("""
-            DELETE FROM pending_displays WHERE session_hash = \(bind: sessionHash) RETURNING sealed, created_at
-            """).first(decoding: Row.self)
-        else { return nil }
-        let content = try open(row.sealed, sessionHash: sessionHash)
-        guard now.timeIntervalSince(row.created_at) < displayTime.seconds else {
-            try await auditUnshown(content, at: now, on: db)
-            return nil
-        }
-        return (content, row.created_at)
-    }
-
-    /// Deletes every teleTAN whose display time is over, auditing each as expired unshown. Each
-    /// row is returned by exactly one DELETE, so instances running this at once audit it once.
-    package func purgeExpired(now: Date, on db: any Database) async throws {
-        struct Row: Decodable { let session_hash: String; let sealed: String }
-        let cutoff = now.addingTimeInterval(-displayTime.seconds)
-        try await db.transaction { tx in
-            let rows = try await sql(tx).raw("""
-                DELETE FROM pending_displays WHERE created_at < \(bind: cutoff) RETURNING session_hash, sealed
-                """).all(decoding: Row.self)
-            for row in rows {
-                try await auditUnshown(try open(row.sealed, sessionHash: row.session_hash), at: now, on: tx)
+        return try await db.transaction { tx in
+            guard let row = try await sql(tx).raw("""
+                DELETE FROM pending_displays WHERE session_hash = \(bind: sessionHash) RETURNING sealed, created_at
+                """).first(decoding: Row.self)
+            else { return nil }
+            let content = open(row.sealed, sessionHash: sessionHash)
+            guard let content, row.created_at > cutoff(now) else {
+                try await auditUnshown(content, at: now, on: tx)
+                return nil
             }
+            return (content, row.created_at)
         }
     }
 
-    private func open(_ sealed: String, sessionHash: String) throws -> Content {
-        guard let data = Data(base64Encoded: sealed) else { throw CryptoKitError.incorrectParameterSize }
-        let plain = try AES.GCM.open(AES.GCM.SealedBox(combined: data), using: key, authenticating: Data(sessionHash.utf8))
-        return try JSONDecoder().decode(Content.self, from: plain)
+    /// Deletes every teleTAN whose display time is over, auditing each as never shown. Each row is
+    /// returned by exactly one DELETE, so instances running this at once audit it once.
+    package func purgeExpired(now: Date, on db: any Database) async throws {
+        try await db.transaction { tx in
+            try await purge("created_at <= \(bind: cutoff(now))", now: now, on: tx)
+        }
     }
 
-    private func auditUnshown(_ content: Content, at time: Date, on db: any Database) async throws {
+    /// The latest creation time whose teleTAN may no longer be shown.
+    private func cutoff(_ now: Date) -> Date {
+        now.addingTimeInterval(-displayTime.seconds)
+    }
+
+    private func purge(_ condition: SQLQueryString, now: Date, on db: any Database) async throws {
+        struct Row: Decodable { let session_hash: String; let sealed: String }
+        let rows = try await sql(db).raw("DELETE FROM pending_displays WHERE \(condition) RETURNING session_hash, sealed")
+            .all(decoding: Row.self)
+        for row in rows {
+            try await auditUnshown(open(row.sealed, sessionHash: row.session_hash), at: now, on: db)
+        }
+    }
+
+    /// The sealed content, or nil when it cannot be opened (the secret file was replaced, or the
+    /// row was changed): such a row is still deleted and audited, never left to block the cleanup.
+    private func open(_ sealed: String, sessionHash: String) -> Content? {
+        guard let data = Data(base64Encoded: sealed),
+              let box = try? AES.GCM.SealedBox(combined: data),
+              let plain = try? AES.GCM.open(box, using: key, authenticating: Data(sessionHash.utf8))
+        else { return nil }
+        return try? JSONDecoder().decode(Content.self, from: plain)
+    }
+
+    private func auditUnshown(_ content: Content?, at time: Date, on db: any Database) async throws {
+        guard let content else {
+            try await audit.append(AuditEvent(
+                action: .teleTANExpiredUnshown, outcome: .failure, details: ["reason": "unreadable"]), at: time, on: db)
+            return
+        }
         try await audit.append(AuditEvent(
             action: .teleTANExpiredUnshown, outcome: .failure, actor: content.issuedTo,
             subject: hasher.hash(content.teleTAN, for: .teleTANFingerprint),

@@ -79,7 +79,7 @@ package struct TeleTANIssuer: Sendable {
                 try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "form_invalid"]), at: time, on: tx)
                 return .formInvalid
             }
-            if try await displays.isWaiting(sessionHash: user.sessionHash, now: time, on: tx) {
+            if try await displays.settleWaiting(sessionHash: user.sessionHash, now: time, on: tx) {
                 try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "teletan_waiting"]), at: time, on: tx)
                 return .teleTANWaiting
             }

@@ -14,7 +14,6 @@ struct TeleTANController: Sendable {
     let nonces: FormNonces
     let displays: PendingDisplays
     let renderer: PageRenderer
-    let displayTime: Duration
     let now: @Sendable () -> Date
 
     func addRoutes(to routes: DeclaredRoutes) {
@@ -72,7 +71,7 @@ struct TeleTANController: Sendable {
         }
         // Nor a link from another site (the session cookie is SameSite=Lax, so such a top-level
         // GET arrives signed in): the start page offers the waiting teleTAN instead.
-        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none" {
+        if request.comesFromAnotherSite {
             return PageRenderer.redirect(to: "/")
         }
         let db = database.database(logger: context.logger)
@@ -84,7 +83,8 @@ struct TeleTANController: Sendable {
         let language = context.language
         // In the authority's zone with its name, whatever zone the server runs in.
         let validUntil = renderer.dateTime(content.validUntil, in: language)
-        let remaining = max(1, Int(displayTime.seconds - now().timeIntervalSince(storedAt)))
+        // Opened late (from the start page's offer), it is hidden sooner: say when, truly.
+        let remaining = max(1, Int((displays.displayTime.seconds - now().timeIntervalSince(storedAt)).rounded(.up)))
         let page = ResultPage(
             groups: teleTAN.groups.map { group in
                 ResultPage.Group(text: group, spelled: group.map { SpellingAlphabet.spell($0, in: language) }.joined(separator: " - "))
@@ -95,7 +95,7 @@ struct TeleTANController: Sendable {
             hideAfterSeconds: remaining,
             hiddenAfterText: renderer.text(
                 "result_hidden_after", in: language,
-                ["duration": DurationText.text(seconds: Int(displayTime.seconds.rounded(.up)), in: language)]))
+                ["duration": DurationText.text(seconds: remaining, in: language)]))
         return try renderer.page(page, context: context, headers: [
             // Leaves the page when the display time is over, even without JavaScript; the start
             // page then says why the teleTAN is gone.

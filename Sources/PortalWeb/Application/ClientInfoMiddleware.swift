@@ -5,8 +5,12 @@ import Hummingbird
 package struct ClientInfoMiddleware: RouterMiddleware {
     package typealias Context = PortalRequestContext
     package let trustProxy: Bool
+    let publicOrigin: PublicOrigin
 
-    package init(trustProxy: Bool) { self.trustProxy = trustProxy }
+    package init(trustProxy: Bool, publicOrigin: PublicOrigin) {
+        self.trustProxy = trustProxy
+        self.publicOrigin = publicOrigin
+    }
 
     package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -18,7 +22,9 @@ package struct ClientInfoMiddleware: RouterMiddleware {
             }
             context.isHTTPS = request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https"
         }
-        if request.uri.scheme == .https { context.isHTTPS = true }
+        // Browsers reach an https public URL over TLS, whatever the proxy says: cookies are
+        // `Secure` and HSTS is sent even without `X-Forwarded-Proto`.
+        if request.uri.scheme == .https || publicOrigin.scheme == "https" { context.isHTTPS = true }
         context.language = Language.preferred(
             cookie: request.cookies[Language.cookieName]?.value,
             acceptLanguage: request.headers[.acceptLanguage])

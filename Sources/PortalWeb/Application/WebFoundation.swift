@@ -8,7 +8,6 @@ import Logging
 import ServiceLifecycle
 import Storage
 import TeleTAN
-import Verification
 
 /// What every feature builds on: the database, sessions, CSRF tokens and form nonces, page
 /// rendering, the audit trail, metrics, the clock; and the request pipeline the features' routes
@@ -59,7 +58,7 @@ package struct WebFoundation: Sendable {
         // HEAD wherever GET is (health checks, link checkers); GET pages with effects skip them on
         // HEAD (see the issuance feature's result page).
         let router = Router(context: PortalRequestContext.self, options: .autoGenerateHeadEndpoints)
-        router.add(middleware: ClientInfoMiddleware(trustProxy: trustProxy))
+        router.add(middleware: ClientInfoMiddleware(trustProxy: trustProxy, publicOrigin: publicOrigin))
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ErrorPageMiddleware(renderer: renderer))

@@ -31,7 +31,9 @@ package struct AssetFiles: Sendable {
     static func embedded(under prefix: String) -> [String: [UInt8]] {
         var result: [String: [UInt8]] = [:]
         for (path, base64) in EmbeddedAssets.files where path.hasPrefix(prefix) {
-            result[String(path.dropFirst(prefix.count))] = Array(Data(base64Encoded: base64) ?? Data())
+            // The build tool writes only base64; anything else is a broken build, not a file.
+            guard let data = Data(base64Encoded: base64) else { preconditionFailure("built-in file \(path) is not base64") }
+            result[String(path.dropFirst(prefix.count))] = Array(data)
         }
         return result
     }

@@ -28,8 +28,18 @@ struct CleanupService: Service {
         }
     }
 
+    /// Every step, each whatever the others did (one failing step must not stop the rest, such as
+    /// a retention purge, for good); the first failure is rethrown at the end.
     func runOnce() async throws {
         let time = now()
-        for step in steps { try await step(time) }
+        var firstFailure: (any Error)?
+        for step in steps {
+            do {
+                try await step(time)
+            } catch {
+                firstFailure = firstFailure ?? error
+            }
+        }
+        if let firstFailure { throw firstFailure }
     }
 }

@@ -3,7 +3,7 @@ import Hummingbird
 import Storage
 
 /// Health checks for load balancers and orchestrators and the language switch: the web
-/// foundation's own public routes. (Metrics have their own listener: ``MetricsRoutes``.)
+/// foundation's own public routes. (Metrics have their own listener: ``WebFoundation/makeMetricsRouter()``.)
 struct OperationsRoutes: Sendable {
     let database: PortalDatabase
 

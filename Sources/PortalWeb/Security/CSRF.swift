@@ -18,7 +18,9 @@ package struct CSRF: Sendable {
     }
 
     /// A new pre-session cookie value: 128 random bits and a keyed MAC over them (64 hex digits),
-    /// so that the portal can tell its own values from ones a client chose.
+    /// so that the portal replaces a value a client made up. (A value the portal made, fetched
+    /// and planted by a site able to set cookies for this host, still passes; what stops its use
+    /// is the Origin check on every form post.)
     package func makePreSession() -> String {
         let random = String(RandomToken.make().prefix(32))
         return random + preSessionMAC(random)
@@ -30,7 +32,7 @@ package struct CSRF: Sendable {
     }
 
     private func preSessionMAC(_ random: some StringProtocol) -> String {
-        String(hasher.hash("pre-session:\(random)", for: .csrf).prefix(32))
+        String(hasher.hash(random, for: .preSession).prefix(32))
     }
 
     package func isValid(_ submitted: String?, expected: String) -> Bool {

@@ -11,14 +11,17 @@ package struct PublicOrigin: Sendable, Equatable, CustomStringConvertible {
 
     /// nil unless `url` is `http(s)://host[:port]` with at most a trailing "/".
     package init?(_ url: String) {
+        // The encoded host: an internationalised name as browsers send it in `Host` (punycode).
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-              ["http", "https"].contains(scheme), let host = components.host, !host.isEmpty,
+              ["http", "https"].contains(scheme), let host = components.encodedHost, !host.isEmpty,
+              (1...65535).contains(components.port ?? 80),
               components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil,
               components.user == nil, components.password == nil
         else { return nil }
         self.scheme = scheme
         self.host = host.lowercased()
         port = components.port ?? (scheme == "https" ? 443 : 80)
+        authority = port == (scheme == "https" ? 443 : 80) ? self.host : "\(self.host):\(port)"
     }
 
     package var description: String {
@@ -26,15 +29,13 @@ package struct PublicOrigin: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `host`, or `host:port` when the port is not the scheme's default.
-    var authority: String {
-        port == (scheme == "https" ? 443 : 80) ? host : "\(host):\(port)"
-    }
+    let authority: String
 
     /// Whether a request's `Host` (authority) names this origin's host and port. The scheme is
     /// not compared: behind a TLS proxy the portal itself is reached over plain HTTP.
     package func matches(authority requested: String) -> Bool {
         let requested = requested.lowercased()
-        return requested == authority || requested == "\(host):\(port)"
+        return requested == authority || requested.hasPrefix(host) && requested.dropFirst(host.count) == ":\(port)"
     }
 
     /// Whether an `Origin` header names exactly this origin.

@@ -44,10 +44,10 @@ struct OriginCheckMiddleware: RouterMiddleware {
     let publicOrigin: PublicOrigin
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if ![.get, .head, .options].contains(request.method) {
-            let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!]
-            if let site, site != "same-origin", site != "none" {
+            if request.comesFromAnotherSite {
                 throw HTTPError(.forbidden, message: "cross-site request")
             }
+            let site = request.headers[.secFetchSite]
             // With `Referrer-Policy: no-referrer` browsers send `Origin: null` even for our own
             // forms; that is accepted only when the browser also vouches "same-origin".
             if let origin = request.headers[.origin], !(origin == "null" && site == "same-origin") {
@@ -72,5 +72,19 @@ struct HostCheckMiddleware: RouterMiddleware {
             throw HTTPError(.misdirectedRequest)
         }
         return try await next(request, context)
+    }
+}
+
+extension HTTPField.Name {
+    static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
+}
+
+extension Request {
+    /// True when the browser says the request was started by another site (or a sibling
+    /// subdomain): `Sec-Fetch-Site` other than `same-origin` and `none` (typed, bookmarked).
+    /// Clients that send no such header are not judged here.
+    package var comesFromAnotherSite: Bool {
+        guard let site = headers[.secFetchSite] else { return false }
+        return site != "same-origin" && site != "none"
     }
 }

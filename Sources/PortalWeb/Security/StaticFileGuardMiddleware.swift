@@ -1,10 +1,11 @@
 import Hummingbird
 import HTTPTypes
 
-/// In front of the static files. Hummingbird's `FileMiddleware` serves `/js/portal.js%00.html`
-/// as HTML (the name is cut at the NUL only when the file is opened) and answers some `Range`
-/// headers with an invalid 206 (a negative length). A NUL in a path is therefore a 400 here, and
-/// `Range` is dropped: our files and pages are small, a full 200 is always fine.
+/// In front of the static files. Hummingbird's `FileMiddleware` picks a content type from the
+/// name's extension, so `/js/portal.js%00.html` would be named HTML whatever file a provider finds
+/// for it, and it answers some `Range` headers with an invalid 206 (a negative length). A NUL in
+/// a path is therefore a 400 here, and `Range` is dropped: our files and pages are small, a full
+/// 200 is always fine.
 struct StaticFileGuardMiddleware: RouterMiddleware {
     typealias Context = PortalRequestContext
 

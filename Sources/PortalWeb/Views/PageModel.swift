@@ -27,7 +27,10 @@ struct UserBanner: Sendable {
 
 /// What a template renders: the page's own model first, then the values every page shares.
 struct RenderedPage: MustacheParent {
-    let page: any PageModel
+    /// The page model's stored properties by name, read once per page (not per lookup); a nil
+    /// one is left out, so that `{{#notice}}` is false for a page without a notice, not "nil".
+    let properties: [String: Any]
+    let hidesLanguageSwitch: Bool
     let t: [String: String]
     let lang: String
     let otherLang: String
@@ -36,8 +39,33 @@ struct RenderedPage: MustacheParent {
     let title: String
     let user: UserBanner?
 
+    init(
+        page: any PageModel, t: [String: String], lang: String, otherLang: String, requestID: String,
+        assetVersion: String, title: String, user: UserBanner?
+    ) {
+        var properties: [String: Any] = [:]
+        for child in Mirror(reflecting: page).children {
+            guard let label = child.label else { continue }
+            let value = Mirror(reflecting: child.value)
+            if value.displayStyle != .optional {
+                properties[label] = child.value
+            } else if let wrapped = value.children.first?.value {
+                properties[label] = wrapped
+            }
+        }
+        self.properties = properties
+        hidesLanguageSwitch = page.hidesLanguageSwitch
+        self.t = t
+        self.lang = lang
+        self.otherLang = otherLang
+        self.requestID = requestID
+        self.assetVersion = assetVersion
+        self.title = title
+        self.user = user
+    }
+
     func child(named name: String) -> Any? {
-        if let value = Self.property(name, of: page) { return value }
+        if let value = properties[name] { return value }
         switch name {
         case "t": return t
         case "lang": return lang
@@ -46,17 +74,8 @@ struct RenderedPage: MustacheParent {
         case "asset_version": return assetVersion
         case "title": return title
         case "user": return user
-        case "hide_language_switch": return page.hidesLanguageSwitch
+        case "hide_language_switch": return hidesLanguageSwitch
         default: return nil
         }
-    }
-
-    /// A stored property of `model` by name; nil when it has none or it is nil (so that
-    /// `{{#notice}}` is false for a page without a notice, not the text "nil").
-    private static func property(_ name: String, of model: Any) -> Any? {
-        guard let value = Mirror(reflecting: model).children.first(where: { $0.label == name })?.value else { return nil }
-        let optional = Mirror(reflecting: value)
-        guard optional.displayStyle == .optional else { return value }
-        return optional.children.first?.value
     }
 }
