@@ -21,9 +21,8 @@ class InstalledPortal(ManagedProcess):
     name = "installed-portal"
 
     def __init__(self, binary: Path, rundir: Path, logdir: Path):
-        super().__init__(logdir)
+        super().__init__(logdir, cwd=rundir)
         self.binary = binary
-        self.rundir = rundir
         self.port, self.metrics_port = free_ports(2)
         self.base_url = f"http://127.0.0.1:{self.port}"
         # The default database and secret file: portal.sqlite and portal.secret in the working directory.
@@ -32,10 +31,6 @@ class InstalledPortal(ManagedProcess):
     def command(self) -> list[str]:
         return [str(self.binary), "serve", "--port", str(self.port), "--metrics-port", str(self.metrics_port),
                 "--pam-service", DEFAULT_PAM_SERVICE]
-
-    def _spawn(self, log):
-        import subprocess
-        return subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.rundir)
 
     def is_ready(self) -> bool:
         return self.answers_ready(self.base_url)

@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+import requests
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -135,6 +136,20 @@ def issue_teletan(driver, username: str) -> None:
     click_and_wait(driver, button)
     note_issue(username)
     assert path_of(driver) == "/teletan/result", f"issuing ended on {driver.current_url}"
+
+
+def issue_outside_browser(driver, portal: PortalInstance, username: str) -> None:
+    """Submits the start page's issuing form with the browser's cookies but from outside it, and
+    drops the answer: as if the connection broke before the redirect to the result page was
+    followed. The teleTAN is issued and waits, unseen."""
+    driver.get(portal.base_url + "/")
+    form = {field: driver.find_element(By.NAME, field).get_attribute("value") for field in ("csrf", "nonce")}
+    cookies = {cookie["name"]: cookie["value"] for cookie in driver.get_cookies()}
+    wait_issue_interval(username)
+    answer = requests.post(portal.base_url + "/teletan", data=form, cookies=cookies, headers={"Origin": portal.base_url},
+                           allow_redirects=False, timeout=30)
+    note_issue(username)
+    assert answer.status_code == 303, answer.status_code
 
 
 def check_character(body: str) -> str:

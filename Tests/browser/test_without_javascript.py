@@ -5,13 +5,12 @@ result page back), and one that was issued but never shown is offered on the sta
 from __future__ import annotations
 
 import pytest
-import requests
 from selenium.webdriver.common.by import By
 
 from processes_and_browsers import headless_chromium
 from test_portal_browser import (
-    OFFICER, assert_teletan_not_on_page, click_and_wait, issue_teletan, note_issue, path_of, present, read_teletan, sign_in,
-    wait_issue_interval,
+    OFFICER, assert_teletan_not_on_page, click_and_wait, issue_outside_browser, issue_teletan, path_of, present,
+    read_teletan, sign_in,
 )
 
 
@@ -55,8 +54,11 @@ def test_back_and_forward_never_show_a_teleTAN_again(browser_without_js, portal,
     click_and_wait(browser, browser.find_element(By.ID, "passed-on"))
     assert path_of(browser) == "/"
     browser.back()
+    assert path_of(browser) == "/teletan/result"
     assert_teletan_not_on_page(browser, second)
+    assert present(browser, "already-shown")
     browser.forward()
+    assert path_of(browser) == "/"
     assert_teletan_not_on_page(browser, second)
 
 
@@ -65,14 +67,7 @@ def test_a_teleTAN_whose_redirect_was_lost_is_offered_on_the_start_page(browser_
     connection dropped): the start page says a teleTAN is waiting and shows it, once."""
     browser = browser_without_js
     sign_in(browser, portal, secrets_ledger, *OFFICER)
-    wait_issue_interval(OFFICER[0])
-    # Submit the form from outside the page with the browser's own cookies, and drop the answer.
-    cookies = {c["name"]: c["value"] for c in browser.get_cookies()}
-    form = {field: browser.find_element(By.NAME, field).get_attribute("value") for field in ("csrf", "nonce")}
-    answer = requests.post(portal.base_url + "/teletan", data=form, cookies=cookies, allow_redirects=False, timeout=30,
-                           headers={"Origin": portal.base_url})
-    note_issue(OFFICER[0])
-    assert answer.status_code == 303
+    issue_outside_browser(browser, portal, OFFICER[0])
     browser.get(portal.base_url + "/")
     assert present(browser, "teletan-waiting")
     assert not present(browser, "issue-teletan")
@@ -83,4 +78,6 @@ def test_a_teleTAN_whose_redirect_was_lost_is_offered_on_the_start_page(browser_
     assert not present(browser, "teletan-waiting")
     assert present(browser, "issue-teletan")
     browser.back()
+    assert path_of(browser) == "/teletan/result"
     assert_teletan_not_on_page(browser, waiting)
+    assert present(browser, "already-shown")

@@ -110,8 +110,10 @@ class ManagedProcess:
     startup_timeout = 90.0  # migrations first; generous, it costs nothing when things are fast
     shutdown_timeout = 10.0
 
-    def __init__(self, workdir: Path):
+    def __init__(self, workdir: Path, cwd: Path | None = None):
+        """`workdir` holds the log; the process runs in `cwd` (default: `workdir`)."""
         self.workdir = workdir
+        self.cwd = cwd or workdir
         self.process: subprocess.Popen | None = None
         self.log_path = workdir / f"{self.name}.log"
         self.returncode: int | None = None
@@ -148,7 +150,7 @@ class ManagedProcess:
 
     def _spawn(self, log) -> subprocess.Popen:
         return retry_text_file_busy(lambda: subprocess.Popen(
-            self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir))
+            self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.cwd))
 
     def stop(self) -> int:
         """SIGTERM; the process must exit within shutdown_timeout (else it is killed and this
