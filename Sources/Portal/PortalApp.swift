@@ -23,7 +23,7 @@ package final class PortalApp: Sendable {
     /// Every schema change, in order: the modules below the portal, the web foundation, then each
     /// feature's. Databases record them by name, so none is ever renamed or edited.
     package static let migrations: [any Migration] =
-        [CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords()]
+        [CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), AddRevocation()]
         + WebFoundation.migrations + featureTypes.flatMap { $0.migrations }
 
     /// Every feature's texts together with the foundation's.

@@ -8,7 +8,7 @@ import TeleTAN
 /// database compares hashes, never the secrets themselves), and each step is single use.
 package struct TeleTANLifecycle: Sendable {
     package enum Refusal: Error, Equatable, Sendable {
-        /// Malformed, unknown, expired or already redeemed teleTAN: one answer for all.
+        /// Malformed, unknown, expired, revoked or already redeemed teleTAN: one answer for all.
         case invalidTeleTAN
         case unknownRegistrationToken
         case tanAlreadyIssued
@@ -43,7 +43,7 @@ package struct TeleTANLifecycle: Sendable {
             let row = try await sql(db).raw("""
                 WITH redeemed AS (
                     UPDATE teletans SET redeemed_at = \(bind: time)
-                    WHERE hash = \(bind: teleTANHash) AND redeemed_at IS NULL AND valid_until > \(bind: time)
+                    WHERE hash = \(bind: teleTANHash) AND redeemed_at IS NULL AND revoked_at IS NULL AND valid_until > \(bind: time)
                     RETURNING type)
                 INSERT INTO registration_tokens (id, hash, teletan_type, created_at, tan_issued)
                 SELECT \(bind: UUID()), \(bind: tokenHash), type, \(bind: time), \(bind: false) FROM redeemed
@@ -56,7 +56,7 @@ package struct TeleTANLifecycle: Sendable {
             struct Row: Decodable { let type: String }
             guard let row = try await sql(tx).raw("""
                 UPDATE teletans SET redeemed_at = \(bind: time)
-                WHERE hash = \(bind: teleTANHash) AND redeemed_at IS NULL AND valid_until > \(bind: time)
+                WHERE hash = \(bind: teleTANHash) AND redeemed_at IS NULL AND revoked_at IS NULL AND valid_until > \(bind: time)
                 RETURNING type
                 """).first(decoding: Row.self)
             else { throw Refusal.invalidTeleTAN }

@@ -12,6 +12,8 @@ package final class TeleTANRecord: Model, @unchecked Sendable {
     @Field(key: "valid_until") package var validUntil: Date
     @OptionalField(key: "redeemed_at") package var redeemedAt: Date?
     @Field(key: "requested_by") package var requestedBy: String
+    /// Set when its issuer revoked it; a revoked teleTAN redeems like an unknown one.
+    @OptionalField(key: "revoked_at") package var revokedAt: Date?
 
     package init() {}
 

@@ -67,6 +67,16 @@ package final class RemoteVerificationService: VerificationService {
         }
     }
 
+    // Status and revocation: a helper implements these against the standalone server's
+    // internal endpoints (see docs/verification-api.yaml).
+    package func statuses(of references: [String], issuer: Issuer, within _: any Database) async -> [String: TeleTANStatus]? {
+        nil
+    }
+
+    package func revoke(reference: String, issuer: Issuer, within _: any Database) async throws -> RevocationResult {
+        throw VerificationServiceError.unavailable(reason: "not supported")
+    }
+
     package func shutdown() async {
         try? await client.shutdown()
     }

@@ -16,7 +16,7 @@ import Verification
 /// listeners.
 package final class VerificationServerApp: Sendable {
     package static let migrations: [any Migration] = [
-        CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), CreateLifecycleRecords(),
+        CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), CreateLifecycleRecords(), AddRevocation(),
     ]
 
     package let configuration: ServerConfiguration
