@@ -4,15 +4,19 @@ package enum Permission: String, Sendable, CaseIterable, Comparable {
     case issueTestTeleTAN = "issue_test_teletan"
     case issueEventTeleTAN = "issue_event_teletan"
     case workHotlineCalls = "work_hotline_calls"
+    /// "My recent teleTANs": status and revocation of one's own.
+    case reviewOwnTeleTANs = "review_own_teletans"
+    /// The hotline's counts: calls by outcome, waiting callbacks, teleTANs per day.
+    case viewHotlineOverview = "view_hotline_overview"
     case reviewAuditTrail = "review_audit_trail"
     case manageSessionsAndLockouts = "manage_sessions_and_lockouts"
 
     /// The permission table: every role's permissions, and nothing else grants any.
     package static let granted: [Role: Set<Permission>] = [
-        .officer: [.issueTestTeleTAN],
-        .hotline: [.issueTestTeleTAN, .workHotlineCalls],
-        .event: [.issueEventTeleTAN],
-        .admin: [.reviewAuditTrail, .manageSessionsAndLockouts],
+        .officer: [.issueTestTeleTAN, .reviewOwnTeleTANs],
+        .hotline: [.issueTestTeleTAN, .workHotlineCalls, .reviewOwnTeleTANs, .viewHotlineOverview],
+        .event: [.issueEventTeleTAN, .reviewOwnTeleTANs],
+        .admin: [.reviewAuditTrail, .manageSessionsAndLockouts, .viewHotlineOverview],
     ]
 
     /// The roles that hold this permission.

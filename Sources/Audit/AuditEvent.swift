@@ -49,4 +49,9 @@ package struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, Expre
     package static let teleTANIssue: AuditAction = "teletan.issue"
     /// An issued teleTAN whose display time ended before anyone saw it.
     package static let teleTANExpiredUnshown: AuditAction = "teletan.expired_unshown"
+    /// An issuer revoked a teleTAN (or tried to).
+    package static let teleTANRevoke: AuditAction = "teletan.revoke"
+    package static let eventApprovalRequested: AuditAction = "event.approval.requested"
+    package static let eventApprovalGiven: AuditAction = "event.approval.given"
+    package static let eventApprovalDeclined: AuditAction = "event.approval.declined"
 }

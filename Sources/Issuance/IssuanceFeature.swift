@@ -1,12 +1,15 @@
 import FluentKit
 import Foundation
 import PortalWeb
+import Storage
 import Verification
 
-/// Issuing TEST teleTANs: the start page's form, the once-only result page, and the cleanup of
-/// teleTANs that were never shown.
+/// Issuing teleTANs: the start page's forms (TEST; EVENT for a health authority, optionally
+/// under the four-eyes rule), the once-only result page, "My recent teleTANs" with revocation,
+/// and the cleanup of teleTANs that were never shown.
 package struct IssuanceFeature: PortalFeature {
     package static let strings = IssuanceStrings.table
+    package static let migrations: [any Migration] = [CreateIssuedTeleTANs(), CreateEventRequests()]
 
     package struct Settings: Sendable {
         /// The shortest time between two teleTANs of one user; zero switches it off.
@@ -14,12 +17,18 @@ package struct IssuanceFeature: PortalFeature {
         package var perUserPerDay = 100
         /// How long the result page shows a teleTAN before it is hidden again.
         package var displayTime: Duration = .seconds(10 * 60)
+        /// Who may ask for EVENT teleTANs (`--health-authorities`).
+        package var healthAuthorities = HealthAuthorities()
+        /// `--event-approval two-person`: an EVENT teleTAN needs a second event officer's approval.
+        package var eventApprovalByTwo = false
         package init() {}
     }
 
     package let issuer: TeleTANIssuer
     package let displays: PendingDisplays
     let controller: TeleTANController
+    let events: EventController
+    let recent: RecentController
 
     package init(foundation: WebFoundation, verification: any VerificationService, settings: Settings) {
         displays = PendingDisplays(
@@ -28,19 +37,32 @@ package struct IssuanceFeature: PortalFeature {
             database: foundation.database, service: verification, nonces: foundation.nonces, displays: displays,
             audit: foundation.audit, hasher: foundation.hasher, minimumInterval: settings.minimumInterval,
             perDay: settings.perUserPerDay, metrics: foundation.metrics, now: foundation.now)
+        events = EventController(
+            database: foundation.database, csrf: foundation.csrf, issuer: issuer, nonces: foundation.nonces,
+            authorities: settings.healthAuthorities, twoPerson: settings.eventApprovalByTwo, audit: foundation.audit,
+            renderer: foundation.renderer, now: foundation.now)
         controller = TeleTANController(
             database: foundation.database, csrf: foundation.csrf, issuer: issuer, nonces: foundation.nonces,
-            displays: displays, renderer: foundation.renderer, now: foundation.now)
+            displays: displays, events: events, renderer: foundation.renderer, now: foundation.now)
+        recent = RecentController(
+            database: foundation.database, csrf: foundation.csrf, service: verification,
+            revoker: TeleTANRevoker(service: verification, audit: foundation.audit),
+            renderer: foundation.renderer, now: foundation.now)
     }
 
     package func addRoutes(to routes: DeclaredRoutes) {
         controller.addRoutes(to: routes)
+        events.addRoutes(to: routes)
+        recent.addRoutes(to: routes)
     }
 
-    /// teleTANs parked for a result page nobody opened in time (audited), and teleTAN records
-    /// past their retention.
+    /// teleTANs parked for a result page nobody opened in time (audited), teleTAN records past
+    /// their retention, the list of issued teleTANs past its week, and EVENT requests past
+    /// their time.
     package func runPeriodicWork(now: Date, on db: any Database) async throws {
         try await displays.purgeExpired(now: now, on: db)
         try await TeleTANRecord.purge(olderThan: now.addingTimeInterval(-TeleTANLifecycle.retention), on: db)
+        try await IssuedTeleTANs().purge(now: now, on: db)
+        try await EventRequests().expire(now: now, on: db)
     }
 }

@@ -20,6 +20,10 @@ package struct PendingDisplays: Sendable {
         package let issuedAt: Date
         /// Who issued it; absent in rows sealed before it was recorded.
         package let issuedTo: String?
+        /// The hotline call it was issued in, if any: the result page leads back to it.
+        package var callID: String? = nil
+        /// The requesting health authority's name, for an EVENT teleTAN.
+        package var healthAuthority: String? = nil
     }
 
     private let key: SymmetricKey

@@ -27,12 +27,16 @@ package struct TeleTANIssuer: Sendable {
         /// A teleTAN issued earlier is still waiting to be shown to this session; nothing new was
         /// created, so that it is never replaced unseen.
         case teleTANWaiting
+        /// What the teleTAN was for refused it (the hotline call was ended meanwhile, the EVENT
+        /// approval was used already); nothing is shown.
+        case refused(reason: String)
     }
 
     let database: PortalDatabase
     let service: any VerificationService
     let nonces: FormNonces
     let displays: PendingDisplays
+    let issuedTeleTANs = IssuedTeleTANs()
     let audit: AuditLog
     let hasher: KeyedHasher
     let minimumInterval: RateRule
@@ -58,13 +62,17 @@ package struct TeleTANIssuer: Sendable {
     }
 
     /// Issues a teleTAN of `type` for `user`, once for the form `nonce` (made for the user's
-    /// session). Throws ``IssuanceError`` when a limit is reached or no teleTAN could be made.
-    package func issue(type: TeleTANType, by user: ActingUser, nonce: String) async throws -> Outcome {
+    /// session), for what `purpose` says (a hotline call, a health authority). Throws
+    /// ``IssuanceError`` when a limit is reached or no teleTAN could be made.
+    package func issue(
+        type: TeleTANType, by user: ActingUser, nonce: String, for purpose: IssuancePurpose = IssuancePurpose()
+    ) async throws -> Outcome {
         let time = now()
         let db = database.database(logger: user.logger)
         let event: @Sendable (AuditEvent.Outcome, String?, [String: String]) -> AuditEvent = { outcome, subject, details in
             AuditEvent(action: .teleTANIssue, outcome: outcome, actor: user.username, role: user.role.rawValue,
-                       address: user.address, requestID: user.requestID, subject: subject, details: details)
+                       address: user.address, requestID: user.requestID, subject: subject,
+                       details: details.merging(purpose.auditDetails) { own, _ in own })
         }
         let request = TeleTANRequest(type: type, requestedBy: user.username, requestID: user.requestID, roles: user.roles.cwaRoles)
         // Takes the form's nonce and counts the officer's limits; the refusal if the form cannot
@@ -94,9 +102,13 @@ package struct TeleTANIssuer: Sendable {
             // a teleTAN nobody has seen.
             guard try await displays.store(
                 .init(teleTAN: issued.teleTAN.value, type: type.rawValue, validUntil: issued.validUntil, issuedAt: issued.issuedAt,
-                      issuedTo: user.username),
+                      issuedTo: user.username, callID: purpose.callID, healthAuthority: purpose.healthAuthorityName),
                 sessionHash: user.sessionHash, now: time, on: tx)
             else { throw StillWaiting(fingerprint: fingerprint) }
+            try await purpose.onIssued?(fingerprint, tx)
+            try await issuedTeleTANs.record(
+                issuedBy: user.username, fingerprint: fingerprint, type: type.rawValue, reference: issued.reference,
+                issuedAt: issued.issuedAt, validUntil: issued.validUntil, healthAuthority: purpose.auditDetails["health_authority"], on: tx)
             try await audit.append(event(
                 .success, fingerprint,
                 ["type": type.rawValue, "valid_until": issued.validUntil.formatted(.iso8601)]

@@ -11,7 +11,28 @@ struct HomePage: PageModel {
     let teleTANWaiting: Bool
     /// The issuing form's one-use token; nil for a user who may not issue, or while one waits.
     let issueNonce: String?
+    /// Any issuing role (else the page says there is none).
     let mayIssue: Bool
+    let mayIssueTest: Bool
+    /// EVENT teleTANs, for the event role.
+    let event: EventSection?
+    let links: Links
+
+    /// Where else the user may go from here.
+    struct Links: Sendable {
+        let recent: Bool
+        let hotline: Bool
+        let overview: Bool
+        /// Stored, not computed: templates read stored properties only.
+        let any: Bool
+
+        init(recent: Bool, hotline: Bool, overview: Bool) {
+            self.recent = recent
+            self.hotline = hotline
+            self.overview = overview
+            any = recent || hotline || overview
+        }
+    }
 }
 
 /// Signed in, but no role in this portal.
@@ -32,6 +53,10 @@ struct ResultPage: PageModel {
     let titleKey = "result_title"
     let groups: [Group]
     let type: String
+    /// The requesting health authority of an EVENT teleTAN.
+    let healthAuthority: String?
+    /// The hotline call it was issued in: the page leads on to the read-back.
+    let callID: String?
     let validUntil: String
     let validUntilISO: String
     let hideAfterSeconds: Int
@@ -44,4 +69,37 @@ struct ResultPage: PageModel {
 struct AlreadyShownPage: PageModel {
     static let template = "issuance/already-shown"
     let titleKey = "already_shown_title"
+}
+
+/// The EVENT part of the start page: pick the requesting health authority and issue, or (under
+/// the four-eyes rule) request, approve others' requests and issue approved ones.
+struct EventSection: Sendable {
+    struct Authority: Sendable {
+        let id: String
+        let name: String
+        let selected: Bool
+    }
+
+    struct Request: Sendable {
+        let id: String
+        let requestedBy: String
+        let authority: String
+        let requestedAt: String
+        let status: String
+        /// The one-use token of the issuing form, for an approved request of the viewer's own.
+        let issueNonce: String?
+    }
+
+    let authorities: [Authority]
+    let noAuthorities: Bool
+    /// Direct issuing (no four-eyes rule): the form's one-use token; nil while a teleTAN waits.
+    let issueNonce: String?
+    let twoPerson: Bool
+    /// Under the four-eyes rule and while no teleTAN waits: the request form.
+    let mayRequest: Bool
+    let ownRequests: [Request]
+    let hasOwnRequests: Bool
+    let toApprove: [Request]
+    let hasToApprove: Bool
+    let notice: String?
 }

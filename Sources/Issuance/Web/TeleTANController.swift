@@ -13,6 +13,7 @@ struct TeleTANController: Sendable {
     let issuer: TeleTANIssuer
     let nonces: FormNonces
     let displays: PendingDisplays
+    let events: EventController
     let renderer: PageRenderer
     let now: @Sendable () -> Date
 
@@ -32,6 +33,8 @@ struct TeleTANController: Sendable {
 
     struct DoneForm: Decodable {
         let csrf: String
+        /// Set on the result page of a hotline call: the call goes on with the read-back.
+        let call: String?
     }
 
     @Sendable func home(_ request: Request, context: PortalRequestContext) async throws -> Response {
@@ -44,11 +47,23 @@ struct TeleTANController: Sendable {
         if mayIssue {
             waiting = try await displays.isWaiting(sessionHash: user.sessionHash, now: now(), on: database.database(logger: context.logger))
         }
+        let mayIssueEvent = user.may(.issueEventTeleTAN)
+        if mayIssueEvent && !mayIssue {
+            waiting = try await displays.isWaiting(sessionHash: user.sessionHash, now: now(), on: database.database(logger: context.logger))
+        }
         return try renderer.page(HomePage(
             teleTANWasHidden: request.uri.queryParameters["hidden"] != nil,
             teleTANWaiting: waiting,
             issueNonce: mayIssue && !waiting ? nonces.make(sessionHash: user.sessionHash, now: now()) : nil,
-            mayIssue: mayIssue
+            mayIssue: mayIssue || mayIssueEvent,
+            mayIssueTest: mayIssue,
+            event: mayIssueEvent
+                ? try await events.section(for: user, waiting: waiting, notice: request.uri.queryParameters["event"].map(String.init),
+                                           context: context)
+                : nil,
+            links: HomePage.Links(
+                recent: user.may(.reviewOwnTeleTANs), hotline: user.may(.workHotlineCalls),
+                overview: user.may(.viewHotlineOverview))
         ), context: context)
     }
 
@@ -56,8 +71,9 @@ struct TeleTANController: Sendable {
         guard let user = context.identity, let acting = context.actingUser(for: .issueTestTeleTAN) else { throw SignInRequired() }
         let form = try await request.decode(as: IssueForm.self, context: context)
         try csrf.require(form.csrf, for: user)
-        if try await issuer.issue(type: .test, by: acting, nonce: form.nonce) == .formInvalid {
-            throw FormExpired()
+        switch try await issuer.issue(type: .test, by: acting, nonce: form.nonce) {
+        case .formInvalid: throw FormExpired()
+        case .issued, .formAlreadyUsed, .teleTANWaiting, .refused: break
         }
         // Issued or not (a second click), the result page shows what is waiting, at most once.
         return PageRenderer.redirect(to: "/teletan/result")
@@ -90,6 +106,8 @@ struct TeleTANController: Sendable {
                 ResultPage.Group(text: group, spelled: group.map { SpellingAlphabet.spell($0, in: language) }.joined(separator: " - "))
             },
             type: content.type,
+            healthAuthority: content.healthAuthority,
+            callID: content.callID,
             validUntil: validUntil,
             validUntilISO: content.validUntil.formatted(.iso8601),
             hideAfterSeconds: remaining,
@@ -107,7 +125,9 @@ struct TeleTANController: Sendable {
         guard let user = context.identity else { throw SignInRequired() }
         let form = try await request.decode(as: DoneForm.self, context: context)
         try csrf.require(form.csrf, for: user)
-        var response = PageRenderer.redirect(to: "/")
+        // Only ever a call's own page: the value is a UUID or ignored.
+        let next = form.call.flatMap(UUID.init(uuidString:)).map { "/hotline/calls/\($0.uuidString.lowercased())" } ?? "/"
+        var response = PageRenderer.redirect(to: next)
         // Evicts the result page from the browser's back/forward cache, which may keep even a
         // `no-store` page: the back button must not bring the teleTAN back.
         response.headers[HTTPField.Name("Clear-Site-Data")!] = "\"cache\""

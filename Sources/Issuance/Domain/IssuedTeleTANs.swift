@@ -1,0 +1,72 @@
+import FluentKit
+import Foundation
+import SQLKit
+import Storage
+
+/// What each user issued, for "My recent teleTANs": the keyed fingerprint (as in the audit
+/// trail), the verification service's reference (to ask for the status or revoke), type and
+/// times. Never the teleTAN itself. Kept a little longer than the page shows.
+package struct IssuedTeleTANs: Sendable {
+    package struct Row: Decodable, Sendable {
+        package let id: UUID
+        package let issued_by: String
+        package let fingerprint: String
+        package let type: String
+        package let reference: String?
+        package let issued_at: Date
+        package let valid_until: Date
+        package let health_authority: String?
+        package let revoked_at: Date?
+    }
+
+    /// How far back the page lists.
+    package static let listed: TimeInterval = 7 * 24 * 60 * 60
+    /// Rows are deleted a day after they leave the list.
+    static let kept: TimeInterval = 8 * 24 * 60 * 60
+
+    package init() {}
+
+    func record(
+        issuedBy: String, fingerprint: String, type: String, reference: String?, issuedAt: Date, validUntil: Date,
+        healthAuthority: String?, on db: any Database
+    ) async throws {
+        try await sql(db).raw("""
+            INSERT INTO issued_teletans (id, issued_by, fingerprint, type, reference, issued_at, valid_until, health_authority, revoked_at)
+            VALUES (\(bind: UUID()), \(bind: issuedBy), \(bind: fingerprint), \(bind: type), \(bind: reference), \(bind: issuedAt),
+                    \(bind: validUntil), \(bind: healthAuthority), NULL)
+            """).run()
+    }
+
+    /// `user`'s teleTANs of the last seven days, newest first.
+    package func recent(issuedBy user: String, now: Date, on db: any Database) async throws -> [Row] {
+        try await sql(db).raw("""
+            SELECT id, issued_by, fingerprint, type, reference, issued_at, valid_until, health_authority, revoked_at
+            FROM issued_teletans WHERE issued_by = \(bind: user) AND issued_at > \(bind: now.addingTimeInterval(-Self.listed))
+            ORDER BY issued_at DESC LIMIT 200
+            """).all(decoding: Row.self)
+    }
+
+    /// One of `user`'s rows, nil for another user's or an unknown id.
+    package func find(_ id: UUID, issuedBy user: String, on db: any Database) async throws -> Row? {
+        try await sql(db).raw("""
+            SELECT id, issued_by, fingerprint, type, reference, issued_at, valid_until, health_authority, revoked_at
+            FROM issued_teletans WHERE id = \(bind: id) AND issued_by = \(bind: user)
+            """).first(decoding: Row.self)
+    }
+
+    /// The row of a teleTAN by its fingerprint (the hotline's read-back and revoke).
+    package func find(fingerprint: String, on db: any Database) async throws -> Row? {
+        try await sql(db).raw("""
+            SELECT id, issued_by, fingerprint, type, reference, issued_at, valid_until, health_authority, revoked_at
+            FROM issued_teletans WHERE fingerprint = \(bind: fingerprint)
+            """).first(decoding: Row.self)
+    }
+
+    func markRevoked(_ id: UUID, at time: Date, on db: any Database) async throws {
+        try await sql(db).raw("UPDATE issued_teletans SET revoked_at = \(bind: time) WHERE id = \(bind: id) AND revoked_at IS NULL").run()
+    }
+
+    func purge(now: Date, on db: any Database) async throws {
+        try await sql(db).raw("DELETE FROM issued_teletans WHERE issued_at < \(bind: now.addingTimeInterval(-Self.kept))").run()
+    }
+}

@@ -1,0 +1,197 @@
+import AccessControl
+import Audit
+import Foundation
+import Hummingbird
+import PortalWeb
+import Storage
+import TeleTAN
+
+/// EVENT teleTANs for a health authority: issued at once, or under the four-eyes rule
+/// (`--event-approval two-person`) requested by one event officer, approved by another, then
+/// issued by the requester.
+struct EventController: Sendable {
+    let database: PortalDatabase
+    let csrf: CSRF
+    let issuer: TeleTANIssuer
+    let nonces: FormNonces
+    let requests = EventRequests()
+    let authorities: HealthAuthorities
+    let twoPerson: Bool
+    let audit: AuditLog
+    let renderer: PageRenderer
+    let now: @Sendable () -> Date
+
+    func addRoutes(to routes: DeclaredRoutes) {
+        routes.group("/teletan/event", access: .permission(.issueEventTeleTAN))
+            .post(use: issueDirectly)
+            .post("requests", use: request)
+            .post("requests/{id}/approve", use: approve)
+            .post("requests/{id}/decline", use: decline)
+            .post("requests/{id}/issue", use: issueApproved)
+    }
+
+    struct IssueForm: Decodable {
+        let csrf: String
+        let nonce: String
+        let authority: String?
+    }
+
+    struct RequestForm: Decodable {
+        let csrf: String
+        let authority: String?
+    }
+
+    struct DecisionForm: Decodable {
+        let csrf: String
+    }
+
+    /// The start page's EVENT section for `user`.
+    func section(for user: SignedInUser, waiting: Bool, notice: String?, context: PortalRequestContext) async throws -> EventSection {
+        let time = now()
+        let db = database.database(logger: context.logger)
+        let language = context.language
+        let options = authorities.all.map { EventSection.Authority(id: $0.id, name: $0.name, selected: false) }
+        var own: [EventSection.Request] = []
+        var toApprove: [EventSection.Request] = []
+        if twoPerson {
+            own = try await requests.own(user.username, now: time, on: db).map { row in
+                let approvedAndUsable = row.state == .approved && (row.decided_at ?? .distantPast) > time.addingTimeInterval(-EventRequests.approvedFor)
+                let state: EventRequests.Status = row.state == .approved && !approvedAndUsable ? .expired : row.state
+                return EventSection.Request(
+                    id: row.id.uuidString.lowercased(), requestedBy: row.requested_by, authority: name(of: row.health_authority),
+                    requestedAt: renderer.dateTime(row.requested_at, in: language),
+                    status: renderer.text("event_status_\(state.rawValue)", in: language, ["by": row.decided_by ?? ""]),
+                    issueNonce: approvedAndUsable && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil)
+            }
+            toApprove = try await requests.awaitingDecision(by: user.username, now: time, on: db).map { row in
+                EventSection.Request(
+                    id: row.id.uuidString.lowercased(), requestedBy: row.requested_by, authority: name(of: row.health_authority),
+                    requestedAt: renderer.dateTime(row.requested_at, in: language), status: "", issueNonce: nil)
+            }
+        }
+        let notices = ["requested", "approved", "declined", "not_pending", "not_approved", "unknown_authority"]
+        return EventSection(
+            authorities: options, noAuthorities: authorities.all.isEmpty,
+            issueNonce: !twoPerson && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil,
+            twoPerson: twoPerson, mayRequest: twoPerson,
+            ownRequests: own, hasOwnRequests: !own.isEmpty, toApprove: toApprove, hasToApprove: !toApprove.isEmpty,
+            notice: notice.flatMap { notices.contains($0) ? renderer.text("event_notice_\($0)", in: language) : nil })
+    }
+
+    private func name(of id: String) -> String {
+        authorities.find(id).map { "\($0.name) (\($0.id))" } ?? id
+    }
+
+    @Sendable func issueDirectly(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .issueEventTeleTAN) else { throw SignInRequired() }
+        let form = try await request.decode(as: IssueForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        // Under the four-eyes rule nothing is issued without an approval.
+        guard !twoPerson else { throw HTTPError(.forbidden) }
+        guard let authority = form.authority.flatMap(authorities.find) else { throw UnknownHealthAuthority() }
+        let purpose = IssuancePurpose(auditDetails: ["health_authority": authority.id], healthAuthorityName: authority.name)
+        switch try await issuer.issue(type: .event, by: acting, nonce: form.nonce, for: purpose) {
+        case .formInvalid: throw FormExpired()
+        case .issued, .formAlreadyUsed, .teleTANWaiting, .refused: break
+        }
+        return PageRenderer.redirect(to: "/teletan/result")
+    }
+
+    @Sendable func request(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .issueEventTeleTAN) else { throw SignInRequired() }
+        let form = try await request.decode(as: RequestForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        guard twoPerson else { throw HTTPError(.notFound) }
+        guard let authority = form.authority.flatMap(authorities.find) else { throw UnknownHealthAuthority() }
+        let time = now()
+        try await database.database(logger: context.logger).transaction { tx in
+            let id = try await requests.create(requestedBy: user.username, healthAuthority: authority.id, at: time, on: tx)
+            try await audit.append(event(.eventApprovalRequested, .success, acting, request: id, ["health_authority": authority.id]), at: time, on: tx)
+        }
+        return PageRenderer.redirect(to: "/?event=requested")
+    }
+
+    @Sendable func approve(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        try await decide(request, context: context, approve: true)
+    }
+
+    @Sendable func decline(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        try await decide(request, context: context, approve: false)
+    }
+
+    private func decide(_ request: Request, context: PortalRequestContext, approve: Bool) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .issueEventTeleTAN) else { throw SignInRequired() }
+        let form = try await request.decode(as: DecisionForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        guard twoPerson, let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
+        let time = now()
+        let action: AuditAction = approve ? .eventApprovalGiven : .eventApprovalDeclined
+        let decision: EventRequests.Decision = try await database.database(logger: context.logger).transaction { tx in
+            let decision = try await requests.decide(id, approve: approve, by: user.username, at: time, on: tx)
+            let requester = try await requests.find(id, on: tx)
+            var details = ["requested_by": requester?.requested_by ?? "", "health_authority": requester?.health_authority ?? ""]
+            switch decision {
+            case .done: break
+            case .ownRequest: details["reason"] = "own_request"
+            case .notPending: details["reason"] = "not_pending"
+            }
+            if requester == nil { details = ["reason": "unknown_request"] }
+            try await audit.append(event(action, decision == .done ? .success : .refused, acting, request: id, details), at: time, on: tx)
+            return decision
+        }
+        switch decision {
+        case .done: return PageRenderer.redirect(to: approve ? "/?event=approved" : "/?event=declined")
+        case .ownRequest: throw OwnEventRequest()
+        case .notPending: return PageRenderer.redirect(to: "/?event=not_pending")
+        }
+    }
+
+    @Sendable func issueApproved(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .issueEventTeleTAN) else { throw SignInRequired() }
+        let form = try await request.decode(as: IssueForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        guard twoPerson, let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
+        let db = database.database(logger: context.logger)
+        guard let row = try await requests.find(id, on: db), row.requested_by == user.username else { throw HTTPError(.notFound) }
+        let authority = authorities.find(row.health_authority)
+        let time = now()
+        let purpose = IssuancePurpose(
+            auditDetails: ["health_authority": row.health_authority, "approved_by": row.decided_by ?? "", "request": id.uuidString.lowercased()],
+            healthAuthorityName: authority?.name ?? row.health_authority,
+            onIssued: { [requests] _, tx in
+                guard try await requests.markIssued(id, requestedBy: user.username, at: time, on: tx) else {
+                    throw IssuanceRefusal(reason: "not_approved")
+                }
+            })
+        switch try await issuer.issue(type: .event, by: acting, nonce: form.nonce, for: purpose) {
+        case .formInvalid: throw FormExpired()
+        case .refused: return PageRenderer.redirect(to: "/?event=not_approved")
+        case .issued, .formAlreadyUsed, .teleTANWaiting: return PageRenderer.redirect(to: "/teletan/result")
+        }
+    }
+
+    private func event(
+        _ action: AuditAction, _ outcome: AuditEvent.Outcome, _ user: ActingUser, request id: UUID, _ details: [String: String]
+    ) -> AuditEvent {
+        AuditEvent(action: action, outcome: outcome, actor: user.username, role: user.role.rawValue, address: user.address,
+                   requestID: user.requestID, subject: "event-request:\(id.uuidString.lowercased())", details: details)
+    }
+}
+
+/// The form named no health authority from the configured list.
+struct UnknownHealthAuthority: UserFacingError {
+    var status: HTTPResponse.Status { .badRequest }
+    var retryAfterSeconds: Int? { nil }
+    func message(_ renderer: PageRenderer, in language: Language) -> String? {
+        renderer.text("event_unknown_authority", in: language)
+    }
+}
+
+/// An event officer tried to approve (or decline) their own request.
+struct OwnEventRequest: UserFacingError {
+    var status: HTTPResponse.Status { .forbidden }
+    var retryAfterSeconds: Int? { nil }
+    func message(_ renderer: PageRenderer, in language: Language) -> String? {
+        renderer.text("event_own_request", in: language)
+    }
+}
