@@ -118,9 +118,17 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // Feature: hotline calls, the callback queue, read-back and the overview.
+        .target(name: "Hotline", dependencies: [
+            "PortalWeb", "Issuance", "AccessControl", "Audit", "Storage", "TeleTAN",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "FluentKit", package: "fluent-kit"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // The portal: wires the web foundation and the features together.
         .target(name: "Portal", dependencies: [
-            "PortalWeb", "SignIn", "Issuance", "AccessControl", "PAMAuth", "TeleTAN", "Storage", "Audit", "Verification",
+            "PortalWeb", "SignIn", "Issuance", "Hotline", "AccessControl", "PAMAuth", "TeleTAN", "Storage", "Audit", "Verification",
             "HTTPSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -161,7 +169,8 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "PortalCommand", dependencies: [
-            "Portal", "PortalWeb", "VerificationClient", "Audit", "Storage", "TeleTAN", "CommandSupport", "ServiceAuth",
+            "Portal", "PortalWeb", "Issuance", "Hotline", "VerificationClient", "Audit", "Storage", "TeleTAN", "CommandSupport",
+            "ServiceAuth",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),

@@ -3,6 +3,7 @@ import FluentKit
 import Foundation
 import Hummingbird
 import HTTPSupport
+import Hotline
 import Issuance
 import Logging
 import PAMAuth
@@ -18,7 +19,7 @@ import Verification
 /// `portal serve` runs it; tests build it the same way.
 package final class PortalApp: Sendable {
     /// The features, in the order their routes and cleanup run.
-    static let featureTypes: [any PortalFeature.Type] = [SignInFeature.self, IssuanceFeature.self]
+    static let featureTypes: [any PortalFeature.Type] = [SignInFeature.self, IssuanceFeature.self, HotlineFeature.self]
 
     /// Every schema change, in order: the modules below the portal, the web foundation, then each
     /// feature's. Databases record them by name, so none is ever renamed or edited.
@@ -34,9 +35,10 @@ package final class PortalApp: Sendable {
     package let pam: PAMAuthenticator
     package let signIn: SignInFeature
     package let issuance: IssuanceFeature
+    package let hotline: HotlineFeature
     let logger: Logger
 
-    var features: [any PortalFeature] { [signIn, issuance] }
+    var features: [any PortalFeature] { [signIn, issuance, hotline] }
     package var database: PortalDatabase { foundation.database }
 
     /// - Parameter verification: the teleTAN source; nil for the embedded service.
@@ -68,6 +70,7 @@ package final class PortalApp: Sendable {
         pam = PAMAuthenticator(configuration: PAMConfiguration(service: configuration.pamService, threads: configuration.pamThreads), logger: logger)
         signIn = SignInFeature(foundation: foundation, pam: pam, settings: configuration.signInSettings)
         issuance = IssuanceFeature(foundation: foundation, verification: verification, settings: configuration.issuanceSettings)
+        hotline = HotlineFeature(foundation: foundation, issuance: issuance, settings: configuration.hotlineSettings)
     }
 
     package func makeRouter() -> Router<PortalRequestContext> {
@@ -125,6 +128,15 @@ extension PortalConfiguration {
         settings.minimumInterval = teleTANMinimumInterval
         settings.perUserPerDay = teleTANsPerUserPerDay
         settings.displayTime = teleTANDisplayTime
+        settings.healthAuthorities = healthAuthorities
+        settings.eventApprovalByTwo = eventApprovalByTwo
+        return settings
+    }
+
+    var hotlineSettings: HotlineFeature.Settings {
+        var settings = HotlineFeature.Settings()
+        settings.checks = hotlineChecks
+        settings.callbackRetention = callbackRetention
         return settings
     }
 }

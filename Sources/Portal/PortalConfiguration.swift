@@ -1,5 +1,7 @@
 import AccessControl
 import Foundation
+import Hotline
+import Issuance
 import PortalWeb
 import Storage
 
@@ -37,6 +39,15 @@ package struct PortalConfiguration: Sendable {
     package var teleTANsPerHourGlobal = 1000
     /// How long the result page shows a teleTAN before it is hidden again.
     package var teleTANDisplayTime: Duration = .seconds(10 * 60)
+
+    /// Who may ask for EVENT teleTANs (`--health-authorities FILE`); none by default.
+    package var healthAuthorities = HealthAuthorities()
+    /// `--event-approval two-person`: an EVENT teleTAN needs a second event officer's approval.
+    package var eventApprovalByTwo = false
+    /// The hotline call's checks (`--hotline-checks FILE`).
+    package var hotlineChecks = HotlineChecks.standard
+    /// A callback's contact data is deleted this long after queueing at the latest.
+    package var callbackRetention: Duration = .seconds(60 * 60)
 
     /// Where browsers reach the portal (`--public-url`); nil for this listener's own address.
     package var publicURL: String?

@@ -1,7 +1,9 @@
 import ArgumentParser
 import CommandSupport
 import Foundation
+import Hotline
 import Hummingbird
+import Issuance
 import Logging
 import NIOSSL
 import Portal
@@ -99,6 +101,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The authority's time zone, in which pages show times, e.g. Europe/Berlin (env PORTAL_TIME_ZONE)")
     var timeZone: String = Environment.value("PORTAL_TIME_ZONE") ?? "Europe/Berlin"
 
+    @Option(help: "CSV file of the health authorities that may ask for EVENT teleTANs: id,name per line (env PORTAL_HEALTH_AUTHORITIES; see docs/health-authorities.example.csv)")
+    var healthAuthorities: String? = Environment.value("PORTAL_HEALTH_AUTHORITIES")
+    @Option(help: "'none', or 'two-person': an EVENT teleTAN needs a second event officer's approval (env PORTAL_EVENT_APPROVAL)")
+    var eventApproval: String = Environment.value("PORTAL_EVENT_APPROVAL") ?? "none"
+    @Option(help: "JSON file of the hotline call's checks (env PORTAL_HOTLINE_CHECKS; see docs/hotline-checks.example.json)")
+    var hotlineChecks: String? = Environment.value("PORTAL_HOTLINE_CHECKS")
+    @Option(help: "Longest time a callback's phone number and name are kept, e.g. 1h (env PORTAL_CALLBACK_RETENTION)")
+    var callbackRetention: String = Environment.value("PORTAL_CALLBACK_RETENTION") ?? "1h"
+
     @Flag(help: "Trust X-Forwarded-For/-Proto from a reverse proxy (env PORTAL_TRUST_PROXY=1)")
     var trustProxy = Environment.flag("PORTAL_TRUST_PROXY")
     @Option(help: "Directory of HTML templates to use instead of the built-in ones (env PORTAL_TEMPLATES)")
@@ -155,6 +166,26 @@ struct Serve: AsyncParsableCommand {
             throw ConfigurationError(message: "--time-zone (PORTAL_TIME_ZONE): unknown time zone '\(timeZone)' (expected an IANA name such as Europe/Berlin)")
         }
         config.timeZone = zone
+        if let healthAuthorities {
+            do {
+                config.healthAuthorities = try HealthAuthorities.load(path: healthAuthorities)
+            } catch {
+                throw ConfigurationError(message: "--health-authorities (PORTAL_HEALTH_AUTHORITIES): \(error)")
+            }
+        }
+        switch eventApproval {
+        case "none": config.eventApprovalByTwo = false
+        case "two-person": config.eventApprovalByTwo = true
+        default: throw ConfigurationError(message: "--event-approval (PORTAL_EVENT_APPROVAL): expected none or two-person, got '\(eventApproval)'")
+        }
+        if let hotlineChecks {
+            do {
+                config.hotlineChecks = try HotlineChecks.load(path: hotlineChecks)
+            } catch {
+                throw ConfigurationError(message: "--hotline-checks (PORTAL_HOTLINE_CHECKS): \(error)")
+            }
+        }
+        config.callbackRetention = try OptionParser.duration(callbackRetention, flag: "--callback-retention", env: "PORTAL_CALLBACK_RETENTION")
         config.templatesDirectory = templates
         config.publicDirectory = publicDirectory
         for case let (directory?, flag, env) in [(templates, "--templates", "PORTAL_TEMPLATES"), (publicDirectory, "--public-directory", "PORTAL_PUBLIC")] {

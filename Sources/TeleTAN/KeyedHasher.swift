@@ -20,6 +20,10 @@ package struct KeyedHasher: Sendable {
         package static let formNonceMAC = Purpose("form-nonce-mac")
         package static let registrationToken = Purpose("registration-token")
         package static let tan = Purpose("tan")
+        /// A caller's phone number (normalised), for repeat-caller warnings and the audit trail.
+        package static let phoneNumber = Purpose("phone-number")
+        /// A caller's name, for the audit trail.
+        package static let personName = Purpose("person-name")
     }
 
     private let key: SymmetricKey

@@ -4,8 +4,8 @@ import PortalWeb
 /// ICAO/NATO in English. Digits are spelled as words, capitalised like the letters: "Zwo", not
 /// "Zwei" (which is easily heard as "Drei"), and ICAO's "Niner" (plain "nine" sounds like the
 /// German "nein" to a caller in Germany).
-enum SpellingAlphabet {
-    static func spell(_ character: Character, in language: Language) -> String {
+package enum SpellingAlphabet {
+    package static func spell(_ character: Character, in language: Language) -> String {
         let table = language == .german ? german : english
         return table[character] ?? String(character)
     }

@@ -1,0 +1,95 @@
+import Audit
+import FluentKit
+import Foundation
+import Issuance
+import PortalWeb
+import Storage
+
+/// The hotline's call workflow: a guided call with recorded checks, the shared callback queue,
+/// issuing in a call, the read-back, and the overview of counts.
+package struct HotlineFeature: PortalFeature {
+    package static let strings = HotlineStrings.table
+    package static let migrations: [any Migration] = [CreateHotlineTables()]
+
+    package struct Settings: Sendable {
+        /// The call script's checks (`--hotline-checks`).
+        package var checks = HotlineChecks.standard
+        /// Contact data of a callback is deleted this long after queueing at the latest
+        /// (`--callback-retention`; CWA promised its users one hour).
+        package var callbackRetention: Duration = .seconds(60 * 60)
+        /// A taken callback returns to the queue when its agent leaves it this long.
+        package var takeTimeout: Duration = .seconds(15 * 60)
+        /// Unanswered attempts after which a callback closes as unreachable.
+        package var callbackAttempts = 3
+        /// How long a number's fingerprint is kept for the repeat-caller warning.
+        package var repeatCallerWindow: Duration = .seconds(14 * 24 * 60 * 60)
+        package init() {}
+    }
+
+    let calls: CallController
+    let queue: CallbackController
+    let overview: OverviewController
+    let callbacks: Callbacks
+    let history: NumberHistory
+    let audit: AuditLog
+
+    package init(foundation: WebFoundation, issuance: IssuanceFeature, settings: Settings) {
+        let vault = ContactVault(serverSecret: foundation.serverSecret, hasher: foundation.hasher)
+        callbacks = Callbacks(
+            vault: vault, takeTimeout: settings.takeTimeout.seconds, maximumAttempts: settings.callbackAttempts,
+            retention: settings.callbackRetention.seconds)
+        history = NumberHistory(window: settings.repeatCallerWindow.seconds)
+        audit = foundation.audit
+        calls = CallController(
+            database: foundation.database, csrf: foundation.csrf, checks: settings.checks, issuer: issuance.issuer,
+            nonces: foundation.nonces, callbacks: callbacks, vault: vault, history: history, readBack: ReadBack(hasher: foundation.hasher),
+            audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
+        queue = CallbackController(
+            database: foundation.database, csrf: foundation.csrf, callbacks: callbacks, history: history, audit: foundation.audit,
+            renderer: foundation.renderer, now: foundation.now)
+        overview = OverviewController(
+            database: foundation.database,
+            overview: HotlineOverview(callbacks: callbacks, timeZone: foundation.renderer.timeZone),
+            renderer: foundation.renderer, now: foundation.now)
+    }
+
+    package func addRoutes(to routes: DeclaredRoutes) {
+        calls.addRoutes(to: routes)
+        queue.addRoutes(to: routes)
+        overview.addRoutes(to: routes)
+    }
+
+    /// Contact data past the retention time (each callback audited as expired), calls left open
+    /// (audited as abandoned), number fingerprints past their window, and old records.
+    package func runPeriodicWork(now: Date, on db: any Database) async throws {
+        try await db.transaction { tx in
+            for id in try await callbacks.expire(now: now, on: tx) {
+                try await audit.append(AuditEvent(
+                    action: .hotlineCallbackExpired, outcome: .success, subject: "callback:\(id.uuidString.lowercased())",
+                    details: ["reason": "retention"]), at: now, on: tx)
+            }
+        }
+        try await db.transaction { tx in
+            for call in try await Calls().closeAbandoned(now: now, on: tx) {
+                try await audit.append(AuditEvent(
+                    action: .hotlineCallEnded, outcome: .success, actor: call.agent, subject: "call:\(call.id.uuidString.lowercased())",
+                    details: ["outcome": CallOutcome.abandoned.rawValue,
+                              "duration_seconds": String(Int(now.timeIntervalSince(call.started_at)))]), at: now, on: tx)
+            }
+        }
+        try await history.purge(now: now, on: db)
+        try await Calls().purge(now: now, fingerprintWindow: history.window, on: db)
+        try await callbacks.purge(now: now, on: db)
+    }
+}
+
+extension AuditAction {
+    static let hotlineCallStarted: AuditAction = "hotline.call.started"
+    static let hotlineChecksAnswered: AuditAction = "hotline.call.checks"
+    static let hotlineCallEnded: AuditAction = "hotline.call.ended"
+    static let hotlineCallbackQueued: AuditAction = "hotline.callback.queued"
+    static let hotlineCallbackTaken: AuditAction = "hotline.callback.taken"
+    static let hotlineCallbackAttempt: AuditAction = "hotline.callback.attempt"
+    static let hotlineCallbackExpired: AuditAction = "hotline.callback.expired"
+    static let hotlineReadBack: AuditAction = "hotline.readback"
+}

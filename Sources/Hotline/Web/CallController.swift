@@ -1,0 +1,363 @@
+import AccessControl
+import Audit
+import FluentKit
+import Foundation
+import Hummingbird
+import Issuance
+import PortalWeb
+import Storage
+import TeleTAN
+
+/// A hotline call: the script with its checks, then one of **Issue teleTAN** (every required
+/// check ticked, checked here on the server), **Call back later** (number and name) or
+/// **End call**; after a teleTAN, the read-back and "I have passed it on".
+struct CallController: Sendable {
+    let database: PortalDatabase
+    let csrf: CSRF
+    let checks: HotlineChecks
+    let issuer: TeleTANIssuer
+    let nonces: FormNonces
+    let calls = Calls()
+    let callbacks: Callbacks
+    let vault: ContactVault
+    let history: NumberHistory
+    let readBack: ReadBack
+    let audit: AuditLog
+    let renderer: PageRenderer
+    let now: @Sendable () -> Date
+
+    func addRoutes(to routes: DeclaredRoutes) {
+        routes.group("/hotline", access: .permission(.workHotlineCalls))
+            .get(use: home)
+            .post("calls", use: start)
+            .get("calls/{id}", use: show)
+            .post("calls/{id}/issue", use: issue)
+            .post("calls/{id}/callback", use: callBackLater)
+            .post("calls/{id}/end", use: end)
+            .post("calls/{id}/read-back", use: checkReadBack)
+            .post("calls/{id}/passed-on", use: passedOn)
+    }
+
+    /// The call page's one form: the checks go with whichever button was pressed.
+    struct CallForm: Decodable {
+        let csrf: String
+        let nonce: String?
+        /// The ticked checks' ids (`checks[]`).
+        let checks: [String]?
+        let phone: String?
+        let name: String?
+        let outcome: String?
+    }
+
+    struct ReadBackForm: Decodable {
+        let csrf: String
+        let readBack: String?
+        enum CodingKeys: String, CodingKey { case csrf, readBack = "read_back" }
+    }
+
+    struct PlainForm: Decodable {
+        let csrf: String
+    }
+
+    // MARK: - Pages
+
+    @Sendable func home(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity else { throw SignInRequired() }
+        let db = database.database(logger: context.logger)
+        let open = try await calls.open(of: user.username, on: db)
+        let waiting = try await callbacks.waiting(on: db)
+        let done = request.uri.queryParameters["done"].map(String.init)
+        return try renderer.page(HotlineHomePage(
+            openCalls: open.map { .init(id: $0.id.uuidString.lowercased(), startedAt: renderer.dateTime($0.started_at, in: context.language)) },
+            hasOpenCalls: !open.isEmpty,
+            callbacksWaiting: renderer.text("hotline_callbacks_waiting", in: context.language, ["count": String(waiting.count)]),
+            notice: done.flatMap { ["callback_queued", "ended", "passed_on"].contains($0) ? renderer.text("hotline_done_\($0)", in: context.language) : nil },
+            mayViewOverview: user.may(.viewHotlineOverview)
+        ), context: context)
+    }
+
+    @Sendable func start(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
+        let form = try await request.decode(as: PlainForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        let time = now()
+        let id = try await database.database(logger: context.logger).transaction { tx in
+            let id = try await calls.start(agent: user.username, at: time, answers: answers([]), on: tx)
+            try await audit.append(event(.hotlineCallStarted, .success, acting, call: id), at: time, on: tx)
+            return id
+        }
+        return PageRenderer.redirect(to: Self.path(id))
+    }
+
+    @Sendable func show(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let (user, call) = try await ownCall(context)
+        return try await page(for: call, user: user, context: context)
+    }
+
+    // MARK: - Actions
+
+    @Sendable func issue(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let (user, call, form, acting) = try await callForm(request, context)
+        guard call.isOpen, call.teletan_fingerprint == nil else { return PageRenderer.redirect(to: Self.path(call.id)) }
+        let ticked = Set(form.checks ?? [])
+        let time = now()
+        let db = database.database(logger: context.logger)
+        try await recordAnswers(ticked, of: call, by: acting, at: time, on: db)
+        let missing = checks.requiredIDs.filter { !ticked.contains($0) }
+        guard missing.isEmpty else {
+            try await audit.append(AuditEvent(
+                action: .teleTANIssue, outcome: .refused, actor: acting.username, role: acting.role.rawValue, address: acting.address,
+                requestID: acting.requestID, subject: nil,
+                details: ["type": TeleTANType.test.rawValue, "reason": "required_check_missing", "call": call.id.uuidString.lowercased(),
+                          "missing": missing.joined(separator: ",")]), at: time, on: db)
+            return try await page(
+                for: call, user: user, context: context, ticked: ticked, status: .badRequest,
+                error: renderer.text("hotline_error_required", in: context.language))
+        }
+        let callID = call.id
+        let phone = call.phone_fingerprint
+        let purpose = IssuancePurpose(
+            auditDetails: ["call": callID.uuidString.lowercased()], callID: callID.uuidString.lowercased(),
+            onIssued: { [calls, history] fingerprint, tx in
+                guard try await calls.attachTeleTAN(fingerprint, to: callID, agent: user.username, at: time, on: tx) else {
+                    throw IssuanceRefusal(reason: "call_not_open")
+                }
+                if let phone { try await history.record(phone, at: time, on: tx) }
+            })
+        switch try await issuer.issue(type: .test, by: acting, nonce: form.nonce ?? "", for: purpose) {
+        case .formInvalid: throw FormExpired()
+        case .refused: return PageRenderer.redirect(to: Self.path(callID))
+        case .issued, .formAlreadyUsed, .teleTANWaiting: return PageRenderer.redirect(to: "/teletan/result")
+        }
+    }
+
+    @Sendable func callBackLater(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let (user, call, form, acting) = try await callForm(request, context)
+        guard call.isOpen, call.teletan_fingerprint == nil else { return PageRenderer.redirect(to: Self.path(call.id)) }
+        let ticked = Set(form.checks ?? [])
+        let time = now()
+        let db = database.database(logger: context.logger)
+        try await recordAnswers(ticked, of: call, by: acting, at: time, on: db)
+        let phone = PhoneNumber(form.phone ?? "")
+        let name = PersonName.validated(form.name ?? "")
+        guard let phone, let name else {
+            // Everything typed comes back, so nothing has to be typed again.
+            let message = phone == nil
+                ? renderer.text("hotline_error_phone", in: context.language) : renderer.text("hotline_error_name", in: context.language)
+            return try await page(
+                for: call, user: user, context: context, ticked: ticked, phone: form.phone, name: form.name, status: .badRequest,
+                error: message, errorField: phone == nil ? "phone" : "name")
+        }
+        let phoneFingerprint = vault.fingerprint(of: phone)
+        try await db.transaction { tx in
+            let id = try await callbacks.queue(
+                from: call.id, contact: .init(phone: phone.e164, name: name), phoneFingerprint: phoneFingerprint, at: time, on: tx)
+            guard try await calls.end(call.id, agent: user.username, outcome: .callbackQueued, at: time, on: tx) else { throw HTTPError(.notFound) }
+            let repeated = try await history.lastTeleTAN(for: phoneFingerprint, now: time, on: tx) != nil
+            try await audit.append(AuditEvent(
+                action: .hotlineCallbackQueued, outcome: .success, actor: acting.username, role: acting.role.rawValue,
+                address: acting.address, requestID: acting.requestID, subject: "callback:\(id.uuidString.lowercased())",
+                details: ["call": call.id.uuidString.lowercased(), "number": phoneFingerprint, "name": vault.fingerprint(ofName: name),
+                          "repeat_caller": repeated ? "yes" : "no"]), at: time, on: tx)
+            try await audit.append(ended(call, .callbackQueued, acting, at: time), at: time, on: tx)
+        }
+        return PageRenderer.redirect(to: "/hotline?done=callback_queued")
+    }
+
+    @Sendable func end(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let (user, call, form, acting) = try await callForm(request, context)
+        guard call.isOpen else { return PageRenderer.redirect(to: Self.path(call.id)) }
+        let ticked = Set(form.checks ?? [])
+        let time = now()
+        let db = database.database(logger: context.logger)
+        guard let outcome = form.outcome.flatMap(CallOutcome.init(rawValue:)), CallOutcome.endable.contains(outcome) else {
+            return try await page(
+                for: call, user: user, context: context, ticked: ticked, phone: form.phone, name: form.name, status: .badRequest,
+                error: renderer.text("hotline_error_outcome", in: context.language), errorField: "outcome")
+        }
+        if call.teletan_fingerprint == nil { try await recordAnswers(ticked, of: call, by: acting, at: time, on: db) }
+        try await db.transaction { tx in
+            guard try await calls.end(call.id, agent: user.username, outcome: outcome, at: time, on: tx) else { return }
+            try await audit.append(ended(call, outcome, acting, at: time), at: time, on: tx)
+        }
+        return PageRenderer.redirect(to: "/hotline?done=ended")
+    }
+
+    @Sendable func checkReadBack(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let (user, call) = try await ownCall(context)
+        let form = try await request.decode(as: ReadBackForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        guard let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
+        guard call.isOpen, let fingerprint = call.teletan_fingerprint else { return PageRenderer.redirect(to: Self.path(call.id)) }
+        let typed = form.readBack ?? ""
+        guard !ReadBack.normalised(typed).isEmpty else {
+            return try await page(
+                for: call, user: user, context: context, status: .badRequest,
+                error: renderer.text("hotline_error_read_back_empty", in: context.language), errorField: "read-back")
+        }
+        let result = readBack.compare(typed, fingerprint: fingerprint)
+        let time = now()
+        let db = database.database(logger: context.logger)
+        let attempt: Int? = try await db.transaction { tx in
+            guard let attempt = try await calls.countReadBack(of: call.id, agent: user.username, matched: result == .matches, on: tx) else {
+                return nil
+            }
+            try await audit.append(AuditEvent(
+                action: .hotlineReadBack, outcome: result == .matches ? .success : .failure, actor: acting.username,
+                role: acting.role.rawValue, address: acting.address, requestID: acting.requestID, subject: fingerprint,
+                details: ["call": call.id.uuidString.lowercased(), "attempt": String(attempt),
+                          "result": result == .matches ? "matches" : "does_not_match"]), at: time, on: tx)
+            return attempt
+        }
+        guard attempt != nil, let updated = try await calls.find(call.id, on: db) else {
+            return try await page(for: call, user: user, context: context, status: .conflict)
+        }
+        return try await page(for: updated, user: user, context: context, readBackResult: result)
+    }
+
+    @Sendable func passedOn(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let (user, call) = try await ownCall(context)
+        let form = try await request.decode(as: PlainForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        guard let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
+        guard call.isOpen, call.teletan_fingerprint != nil else { return PageRenderer.redirect(to: Self.path(call.id)) }
+        let time = now()
+        try await database.database(logger: context.logger).transaction { tx in
+            guard try await calls.end(call.id, agent: user.username, outcome: .teleTANIssued, at: time, on: tx) else { return }
+            try await audit.append(ended(call, .teleTANIssued, acting, at: time), at: time, on: tx)
+        }
+        return PageRenderer.redirect(to: "/hotline?done=passed_on")
+    }
+
+    // MARK: - Helpers
+
+    static func path(_ id: UUID) -> String { "/hotline/calls/\(id.uuidString.lowercased())" }
+
+    /// The signed-in agent and their call named in the path; 404 for a malformed id, an unknown
+    /// call or another agent's (which is not theirs to see).
+    private func ownCall(_ context: PortalRequestContext) async throws -> (SignedInUser, Calls.Row) {
+        guard let user = context.identity else { throw SignInRequired() }
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
+              let call = try await calls.find(id, on: database.database(logger: context.logger)),
+              call.agent == user.username
+        else { throw HTTPError(.notFound) }
+        return (user, call)
+    }
+
+    private func callForm(_ request: Request, _ context: PortalRequestContext) async throws -> (SignedInUser, Calls.Row, CallForm, ActingUser) {
+        let (user, call) = try await ownCall(context)
+        let form = try await request.decode(as: CallForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        guard let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
+        return (user, call, form, acting)
+    }
+
+    /// Every configured check with its answer.
+    private func answers(_ ticked: Set<String>) -> [String: Bool] {
+        Dictionary(uniqueKeysWithValues: checks.all.map { ($0.id, ticked.contains($0.id)) })
+    }
+
+    private func recordAnswers(_ ticked: Set<String>, of call: Calls.Row, by user: ActingUser, at time: Date, on db: any Database) async throws {
+        let answers = answers(ticked)
+        try await db.transaction { tx in
+            guard try await calls.saveAnswers(answers, of: call.id, agent: user.username, on: tx) else { return }
+            try await audit.append(event(
+                .hotlineChecksAnswered, .success, user, call: call.id,
+                ["answers": checks.all.map { "\($0.id)=\(answers[$0.id] == true ? "yes" : "no")" }.joined(separator: ",")]), at: time, on: tx)
+        }
+    }
+
+    private func event(
+        _ action: AuditAction, _ outcome: AuditEvent.Outcome, _ user: ActingUser, call id: UUID, _ details: [String: String] = [:]
+    ) -> AuditEvent {
+        AuditEvent(action: action, outcome: outcome, actor: user.username, role: user.role.rawValue, address: user.address,
+                   requestID: user.requestID, subject: "call:\(id.uuidString.lowercased())", details: details)
+    }
+
+    private func ended(_ call: Calls.Row, _ outcome: CallOutcome, _ user: ActingUser, at time: Date) -> AuditEvent {
+        event(.hotlineCallEnded, .success, user, call: call.id,
+              ["outcome": outcome.rawValue, "duration_seconds": String(max(0, Int(time.timeIntervalSince(call.started_at))))])
+    }
+
+    /// The call page in its current step.
+    private func page(
+        for call: Calls.Row, user: SignedInUser, context: PortalRequestContext, ticked: Set<String>? = nil,
+        phone: String? = nil, name: String? = nil, status: HTTPResponse.Status = .ok, error: String? = nil, errorField: String? = nil,
+        readBackResult: ReadBack.Result? = nil
+    ) async throws -> Response {
+        let language = context.language
+        let time = now()
+        let db = database.database(logger: context.logger)
+        let answered = ticked ?? call.answers
+        var repeatWarning: String?
+        if let phone = call.phone_fingerprint, let last = try await history.lastTeleTAN(for: phone, now: time, on: db) {
+            repeatWarning = Self.repeatWarning(last: last, now: time, renderer: renderer, language: language)
+        }
+        let step: CallPage.Step = !call.isOpen ? .ended : call.teletan_fingerprint != nil ? .readBack : .checks
+        let german = language == .german
+        return try renderer.page(CallPage(
+            callID: call.id.uuidString.lowercased(),
+            startedAt: renderer.dateTime(call.started_at, in: language),
+            fromCallback: call.callback_id != nil,
+            isChecks: step == .checks, isReadBack: step == .readBack, isEnded: step == .ended,
+            checks: checks.all.map { check in
+                CallPage.Check(
+                    id: check.id, label: german ? check.labelDE : check.labelEN, say: german ? check.sayDE : check.sayEN,
+                    required: check.required, checked: answered.contains(check.id))
+            },
+            issueNonce: step == .checks ? nonces.make(sessionHash: user.sessionHash, now: time) : nil,
+            phone: phone, name: name,
+            outcomes: CallOutcome.endable.map { .init(value: $0.rawValue, label: renderer.text("hotline_outcome_\($0.rawValue)", in: language)) },
+            error: error, errorOnPhone: errorField == "phone", errorOnName: errorField == "name",
+            errorOnOutcome: errorField == "outcome", errorOnReadBack: errorField == "read-back",
+            repeatWarning: repeatWarning,
+            readBack: step == .readBack ? readBackSection(call, result: readBackResult, language: language) : nil,
+            endedSummary: step == .ended ? renderer.text("hotline_ended_summary", in: language, [
+                "outcome": renderer.text("hotline_outcome_\(call.outcome ?? "other")", in: language),
+                "duration": DurationText.text(seconds: Int((call.ended_at ?? time).timeIntervalSince(call.started_at)), in: language),
+            ]) : nil
+        ), status: status, context: context)
+    }
+
+    private func readBackSection(_ call: Calls.Row, result: ReadBack.Result?, language: Language) -> CallPage.ReadBackSection {
+        let matched = call.readback_result == "matched"
+        let left = Calls.readBackLimit - call.readback_attempts
+        var differences: [String] = []
+        var message: String?
+        switch result {
+        case .matches?: message = renderer.text("hotline_read_back_matches", in: language)
+        case .differs(let found)?:
+            message = renderer.text("hotline_read_back_differs", in: language)
+            differences = found.map { difference in
+                let heard = difference.heard.map { "\($0) (\(SpellingAlphabet.spell($0, in: language)))" }
+                let actual = difference.actual.map { "\($0) (\(SpellingAlphabet.spell($0, in: language)))" }
+                switch (heard, actual) {
+                case let (heard?, actual?):
+                    return renderer.text("hotline_read_back_position", in: language,
+                                         ["position": String(difference.position), "heard": heard, "actual": actual])
+                case let (nil, actual?):
+                    return renderer.text("hotline_read_back_missing", in: language, ["position": String(difference.position), "actual": actual])
+                case let (heard?, nil):
+                    return renderer.text("hotline_read_back_extra", in: language, ["position": String(difference.position), "heard": heard])
+                case (nil, nil):
+                    return ""
+                }
+            }
+        case .differsEverywhere?: message = renderer.text("hotline_read_back_differs_everywhere", in: language)
+        case nil: message = matched ? renderer.text("hotline_read_back_matches", in: language) : nil
+        }
+        return CallPage.ReadBackSection(
+            message: message, matched: result == .matches || (result == nil && matched), differences: differences,
+            hasDifferences: !differences.isEmpty,
+            mayTryAgain: !matched && left > 0,
+            attemptsLeft: renderer.text("hotline_read_back_left", in: language, ["count": String(max(0, left))]),
+            exhausted: !matched && left <= 0)
+    }
+
+    static func repeatWarning(last: Date, now: Date, renderer: PageRenderer, language: Language) -> String {
+        let days = Int(now.timeIntervalSince(last) / 86_400)
+        return days == 0
+            ? renderer.text("hotline_repeat_today", in: language)
+            : renderer.text("hotline_repeat_days", in: language, ["days": String(days)])
+    }
+}

@@ -1,0 +1,168 @@
+import AccessControl
+import Audit
+import FluentKit
+import Foundation
+import Hummingbird
+import PortalWeb
+import Storage
+
+/// The shared callback queue: any hotline agent sees it with numbers masked; **Take** gives an
+/// entry to one agent, who sees the number, calls, and records the outcome.
+struct CallbackController: Sendable {
+    let database: PortalDatabase
+    let csrf: CSRF
+    let callbacks: Callbacks
+    let calls = Calls()
+    let history: NumberHistory
+    let audit: AuditLog
+    let renderer: PageRenderer
+    let now: @Sendable () -> Date
+
+    func addRoutes(to routes: DeclaredRoutes) {
+        routes.group("/hotline/callbacks", access: .permission(.workHotlineCalls))
+            .get(use: queue)
+            .post("{id}/take", use: take)
+            .get("{id}", use: show)
+            .post("{id}/outcome", use: outcome)
+    }
+
+    struct PlainForm: Decodable {
+        let csrf: String
+    }
+
+    struct OutcomeForm: Decodable {
+        let csrf: String
+        let outcome: String?
+    }
+
+    @Sendable func queue(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let notice = request.uri.queryParameters["notice"].map(String.init)
+        return try await queuePage(context: context, notice: notice, status: .ok)
+    }
+
+    @Sendable func take(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
+        let form = try await request.decode(as: PlainForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
+        let time = now()
+        let db = database.database(logger: context.logger)
+        let result = try await callbacks.take(id, by: user.username, now: time, on: db)
+        try await audit.append(AuditEvent(
+            action: .hotlineCallbackTaken, outcome: result == .taken ? .success : .refused, actor: acting.username,
+            role: acting.role.rawValue, address: acting.address, requestID: acting.requestID, subject: "callback:\(id.uuidString.lowercased())",
+            details: result == .taken ? [:] : ["reason": result == .takenByOther ? "taken_by_other" : "not_waiting"]), at: time, on: db)
+        switch result {
+        case .taken: return PageRenderer.redirect(to: "/hotline/callbacks/\(id.uuidString.lowercased())")
+        case .takenByOther: return try await queuePage(context: context, notice: "taken_by_other", status: .conflict)
+        case .notWaiting: return try await queuePage(context: context, notice: "not_waiting", status: .conflict)
+        }
+    }
+
+    @Sendable func show(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity else { throw SignInRequired() }
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
+        let time = now()
+        let db = database.database(logger: context.logger)
+        guard let row = try await callbacks.find(id, on: db) else { throw HTTPError(.notFound) }
+        // Only the agent holding it sees the number; for everyone else the queue says why not.
+        guard row.isWaiting, row.taken_by == user.username, row.holder(now: time, takeTimeout: callbacks.takeTimeout) == user.username,
+              let contact = callbacks.contact(of: row), let phone = PhoneNumber(contact.phone)
+        else {
+            let notice = !row.isWaiting || row.sealed_contact == nil ? "not_waiting" : "not_taken"
+            return try await queuePage(context: context, notice: notice, status: .conflict)
+        }
+        let language = context.language
+        var warning: String?
+        if let fingerprint = row.phone_fingerprint, let last = try await history.lastTeleTAN(for: fingerprint, now: time, on: db) {
+            warning = CallController.repeatWarning(last: last, now: time, renderer: renderer, language: language)
+        }
+        return try renderer.page(CallbackPage(
+            id: id.uuidString.lowercased(), phone: phone.readable, phoneLink: "tel:\(phone.e164)", name: contact.name,
+            queuedAt: renderer.dateTime(row.created_at, in: language),
+            attempts: renderer.text("hotline_attempts", in: language, ["count": String(row.attempts), "max": String(callbacks.maximumAttempts)]),
+            repeatWarning: warning,
+            holdUntil: renderer.dateTime((row.taken_at ?? time).addingTimeInterval(callbacks.takeTimeout), in: language)
+        ), context: context)
+    }
+
+    @Sendable func outcome(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
+        let form = try await request.decode(as: OutcomeForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
+        guard let outcome = form.outcome.flatMap(CallbackOutcome.init(rawValue:)) else { throw HTTPError(.badRequest) }
+        let time = now()
+        let db = database.database(logger: context.logger)
+        let subject = "callback:\(id.uuidString.lowercased())"
+        let base = AuditEvent(
+            action: .hotlineCallbackAttempt, outcome: .success, actor: acting.username, role: acting.role.rawValue,
+            address: acting.address, requestID: acting.requestID, subject: subject, details: ["result": outcome.rawValue])
+        let next: String = try await db.transaction { tx in
+            let original = try await callbacks.find(id, on: tx)
+            let recorded = try await callbacks.record(outcome, of: id, by: user.username, now: time, on: tx)
+            var entry = base
+            switch recorded {
+            case .notHeld:
+                entry.outcome = .refused
+                entry.details["reason"] = "not_held"
+                try await audit.append(entry, at: time, on: tx)
+                return "/hotline/callbacks?notice=not_taken"
+            case .requeued(let attempts):
+                entry.details["attempts"] = String(attempts)
+                try await audit.append(entry, at: time, on: tx)
+                return "/hotline/callbacks?notice=no_answer"
+            case .closed(let closedAs, let phoneFingerprint):
+                entry.details["closed_as"] = closedAs
+                entry.details["attempts"] = String((original?.attempts ?? 0) + 1)
+                try await audit.append(entry, at: time, on: tx)
+                guard outcome == .reached, let original else { return "/hotline/callbacks?notice=\(closedAs)" }
+                // The caller is on the line again: a new call, with the first call's answers.
+                let first = try await calls.find(original.call_id, on: tx)
+                let answers = (try? JSONDecoder().decode([String: Bool].self, from: Data((first?.checks ?? "{}").utf8))) ?? [:]
+                let call = try await calls.start(
+                    agent: user.username, at: time, answers: answers, callbackID: id, phoneFingerprint: phoneFingerprint, on: tx)
+                try await audit.append(AuditEvent(
+                    action: .hotlineCallStarted, outcome: .success, actor: acting.username, role: acting.role.rawValue,
+                    address: acting.address, requestID: acting.requestID, subject: "call:\(call.uuidString.lowercased())",
+                    details: ["callback": id.uuidString.lowercased()]), at: time, on: tx)
+                return CallController.path(call)
+            }
+        }
+        return PageRenderer.redirect(to: next)
+    }
+
+    private func queuePage(context: PortalRequestContext, notice: String?, status: HTTPResponse.Status) async throws -> Response {
+        guard let user = context.identity else { throw SignInRequired() }
+        let time = now()
+        let db = database.database(logger: context.logger)
+        let language = context.language
+        var entries: [CallbackQueuePage.Entry] = []
+        for row in try await callbacks.waiting(on: db) {
+            guard let contact = callbacks.contact(of: row), let phone = PhoneNumber(contact.phone) else { continue }
+            let holder = row.holder(now: time, takeTimeout: callbacks.takeTimeout)
+            var warning: String?
+            if let fingerprint = row.phone_fingerprint, let last = try await history.lastTeleTAN(for: fingerprint, now: time, on: db) {
+                warning = CallController.repeatWarning(last: last, now: time, renderer: renderer, language: language)
+            }
+            entries.append(.init(
+                id: row.id.uuidString.lowercased(), maskedNumber: phone.masked,
+                waitingSince: renderer.dateTime(row.created_at, in: language),
+                attempts: renderer.text("hotline_attempts", in: language, ["count": String(row.attempts), "max": String(callbacks.maximumAttempts)]),
+                takenBy: holder.flatMap { $0 == user.username ? nil : $0 }, mine: holder == user.username, mayTake: holder == nil,
+                repeatWarning: warning))
+        }
+        let closed = try await callbacks.recentlyClosed(now: time, on: db).map { row in
+            CallbackQueuePage.Closed(
+                queuedAt: renderer.dateTime(row.created_at, in: language),
+                closedAt: renderer.dateTime(row.closed_at ?? time, in: language),
+                outcome: renderer.text("hotline_callback_closed_\(row.outcome ?? "expired")", in: language),
+                attempts: String(row.attempts))
+        }
+        let notices = ["taken_by_other", "not_waiting", "not_taken", "no_answer", "reached", "wrong_number", "refused", "unreachable"]
+        return try renderer.page(CallbackQueuePage(
+            entries: entries, hasEntries: !entries.isEmpty, closed: closed, hasClosed: !closed.isEmpty,
+            notice: notice.flatMap { notices.contains($0) ? renderer.text("hotline_queue_notice_\($0)", in: language) : nil }
+        ), status: status, context: context)
+    }
+}

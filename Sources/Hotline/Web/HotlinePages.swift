@@ -1,0 +1,138 @@
+import PortalWeb
+
+/// `/hotline`: start a call, the agent's open calls, the queue's size.
+struct HotlineHomePage: PageModel {
+    struct OpenCall: Sendable {
+        let id: String
+        let startedAt: String
+    }
+
+    static let template = "hotline/home"
+    let titleKey = "hotline_title"
+    let openCalls: [OpenCall]
+    let hasOpenCalls: Bool
+    let callbacksWaiting: String
+    let notice: String?
+    let mayViewOverview: Bool
+}
+
+/// One call: the script and checks, then the read-back, then a summary.
+struct CallPage: PageModel {
+    enum Step { case checks, readBack, ended }
+
+    struct Check: Sendable {
+        let id: String
+        let label: String
+        let say: String?
+        let required: Bool
+        let checked: Bool
+    }
+
+    struct Option: Sendable {
+        let value: String
+        let label: String
+    }
+
+    struct ReadBackSection: Sendable {
+        let message: String?
+        let matched: Bool
+        /// Each differing position, spelled.
+        let differences: [String]
+        let hasDifferences: Bool
+        let mayTryAgain: Bool
+        let attemptsLeft: String
+        /// No read-back left: revoke and issue a new one.
+        let exhausted: Bool
+    }
+
+    static let template = "hotline/call"
+    let titleKey = "hotline_call_title"
+    let callID: String
+    let startedAt: String
+    let fromCallback: Bool
+    let isChecks: Bool
+    let isReadBack: Bool
+    let isEnded: Bool
+    let checks: [Check]
+    let issueNonce: String?
+    /// What was typed, when the page comes back with an error.
+    let phone: String?
+    let name: String?
+    let outcomes: [Option]
+    let error: String?
+    let errorOnPhone: Bool
+    let errorOnName: Bool
+    let errorOnOutcome: Bool
+    let errorOnReadBack: Bool
+    /// "This number received a teleTAN 3 days ago."
+    let repeatWarning: String?
+    let readBack: ReadBackSection?
+    let endedSummary: String?
+}
+
+/// `/hotline/callbacks`: the shared queue, numbers masked.
+struct CallbackQueuePage: PageModel {
+    struct Entry: Sendable {
+        let id: String
+        let maskedNumber: String
+        let waitingSince: String
+        let attempts: String
+        /// Taken by another agent (their username), while their take lasts.
+        let takenBy: String?
+        let mine: Bool
+        let mayTake: Bool
+        let repeatWarning: String?
+    }
+
+    struct Closed: Sendable {
+        let queuedAt: String
+        let closedAt: String
+        let outcome: String
+        let attempts: String
+    }
+
+    static let template = "hotline/callbacks"
+    let titleKey = "hotline_callbacks_title"
+    let entries: [Entry]
+    let hasEntries: Bool
+    let closed: [Closed]
+    let hasClosed: Bool
+    let notice: String?
+}
+
+/// A taken callback: the full number and name for the agent who holds it, and the outcomes.
+struct CallbackPage: PageModel {
+    static let template = "hotline/callback"
+    let titleKey = "hotline_callback_title"
+    let id: String
+    let phone: String
+    let phoneLink: String
+    let name: String
+    let queuedAt: String
+    let attempts: String
+    let repeatWarning: String?
+    let holdUntil: String
+}
+
+/// `/hotline/overview`: counts only.
+struct OverviewPage: PageModel {
+    struct Count: Sendable {
+        let label: String
+        let today: Int
+        let week: Int
+    }
+
+    struct Day: Sendable {
+        let day: String
+        let count: Int
+    }
+
+    static let template = "hotline/overview"
+    let titleKey = "hotline_overview_title"
+    let outcomes: [Count]
+    let totalToday: Int
+    let totalWeek: Int
+    let callbacksWaiting: Int
+    let oldestWait: String?
+    let days: [Day]
+}
