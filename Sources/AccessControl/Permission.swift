@@ -4,8 +4,9 @@ package enum Permission: String, Sendable, CaseIterable, Comparable {
     case issueTestTeleTAN = "issue_test_teletan"
     case issueEventTeleTAN = "issue_event_teletan"
     case workHotlineCalls = "work_hotline_calls"
-    /// "My recent teleTANs": status and revocation of one's own.
-    case reviewOwnTeleTANs = "review_own_teletans"
+    /// One's own teleTANs: the result page that shows a new one, and "My recent teleTANs"
+    /// with status and revocation.
+    case seeOwnTeleTANs = "see_own_teletans"
     /// The hotline's counts: calls by outcome, waiting callbacks, teleTANs per day.
     case viewHotlineOverview = "view_hotline_overview"
     case reviewAuditTrail = "review_audit_trail"
@@ -13,9 +14,9 @@ package enum Permission: String, Sendable, CaseIterable, Comparable {
 
     /// The permission table: every role's permissions, and nothing else grants any.
     package static let granted: [Role: Set<Permission>] = [
-        .officer: [.issueTestTeleTAN, .reviewOwnTeleTANs],
-        .hotline: [.issueTestTeleTAN, .workHotlineCalls, .reviewOwnTeleTANs, .viewHotlineOverview],
-        .event: [.issueEventTeleTAN, .reviewOwnTeleTANs],
+        .officer: [.issueTestTeleTAN, .seeOwnTeleTANs],
+        .hotline: [.issueTestTeleTAN, .workHotlineCalls, .seeOwnTeleTANs, .viewHotlineOverview],
+        .event: [.issueEventTeleTAN, .seeOwnTeleTANs],
         .admin: [.reviewAuditTrail, .manageSessionsAndLockouts, .viewHotlineOverview],
     ]
 

@@ -50,7 +50,7 @@ final class AuthorizationTests: XCTestCase {
                 for (page, route) in [(issue, "POST /teletan"), (result, "GET /teletan/result"), (done, "POST /teletan/done")] {
                     if !signedIn {
                         XCTAssertEqual(page.location, "/signin", "\(label) \(route)")
-                    } else if issuer {
+                    } else if issuer || (who == .event && route != "POST /teletan") {
                         XCTAssertTrue([.ok, .seeOther].contains(page.status), "\(label) \(route): \(page.status)")
                     } else {
                         XCTAssertEqual(page.status, .forbidden, "\(label) \(route)")
@@ -58,6 +58,47 @@ final class AuthorizationTests: XCTestCase {
                     }
                 }
                 if issuer { XCTAssertNotNil(result.teleTAN, label) }
+
+                // EVENT teleTANs, one's own teleTANs, the hotline: who may use each route (the ids
+                // are made up, so an allowed request gets a 4xx of its own, never 403 or 500).
+                let made = UUID().uuidString.lowercased()
+                let issuers: Set<Who> = [.officer, .hotline, .event]
+                let matrix: [(HTTPRequest.Method, String, Set<Who>)] = [
+                    (.post, "/teletan/event", [.event]),
+                    (.post, "/teletan/event/requests", [.event]),
+                    (.post, "/teletan/event/requests/\(made)/approve", [.event]),
+                    (.post, "/teletan/event/requests/\(made)/decline", [.event]),
+                    (.post, "/teletan/event/requests/\(made)/issue", [.event]),
+                    (.get, "/teletan/recent", issuers),
+                    (.post, "/teletan/recent/\(made)/revoke", issuers),
+                    (.get, "/hotline", [.hotline]),
+                    (.post, "/hotline/calls", [.hotline]),
+                    (.get, "/hotline/calls/\(made)", [.hotline]),
+                    (.post, "/hotline/calls/\(made)/issue", [.hotline]),
+                    (.post, "/hotline/calls/\(made)/callback", [.hotline]),
+                    (.post, "/hotline/calls/\(made)/end", [.hotline]),
+                    (.post, "/hotline/calls/\(made)/read-back", [.hotline]),
+                    (.post, "/hotline/calls/\(made)/passed-on", [.hotline]),
+                    (.get, "/hotline/callbacks", [.hotline]),
+                    (.post, "/hotline/callbacks/\(made)/take", [.hotline]),
+                    (.get, "/hotline/callbacks/\(made)", [.hotline]),
+                    (.post, "/hotline/callbacks/\(made)/outcome", [.hotline]),
+                    (.get, "/hotline/overview", [.hotline, .admin]),
+                ]
+                for (method, path, allowed) in matrix {
+                    let page = method == .get ? try await browser.get(path) : try await browser.post(path, ["csrf": csrf, "nonce": nonce])
+                    let route = "\(label) \(method) \(path)"
+                    if !signedIn {
+                        XCTAssertEqual(page.location, "/signin", route)
+                    } else if allowed.contains(who) {
+                        XCTAssertNotEqual(page.status, .forbidden, route)
+                        XCTAssertLessThan(page.status.code, 500, route)
+                        XCTAssertNotEqual(page.location, "/signin", route)
+                    } else {
+                        XCTAssertEqual(page.status, .forbidden, route)
+                        XCTAssertTrue(page.body.contains("Not allowed"), route)
+                    }
+                }
 
                 let signin = try await browser.get("/signin")
                 XCTAssertEqual(signin.status, signedIn ? .seeOther : .ok, label)
@@ -80,7 +121,7 @@ final class AuthorizationTests: XCTestCase {
                 requested.append(Set(browser.requested))
             }
             let denied = try await portal.auditActions("access.denied")
-            XCTAssertEqual(Set(denied.compactMap(\.actor)), ["tt-event", "tt-admin", "tt-norole"])
+            XCTAssertEqual(Set(denied.compactMap(\.actor)), ["tt-officer", "tt-hotline", "tt-event", "tt-admin", "tt-norole"])
 
             let routes = portal.portal.makeRoutes().router.routes
             XCTAssertGreaterThan(routes.count, 10)

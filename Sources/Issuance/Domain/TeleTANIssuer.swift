@@ -133,6 +133,10 @@ package struct TeleTANIssuer: Sendable {
             try await db.transaction { try await record(issued, $0) }
             metrics.teleTANIssued(type: type.rawValue)
             return .issued(type: type)
+        } catch let refusal as IssuanceRefusal {
+            // Embedded: nothing was committed. Remote: the server made a teleTAN nobody will see.
+            try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": refusal.reason]), at: time, on: db)
+            return .refused(reason: refusal.reason)
         } catch let waiting as StillWaiting {
             // Embedded: nothing was committed. Remote: the server made a teleTAN nobody will see.
             try await audit.append(event(

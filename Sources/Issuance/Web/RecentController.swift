@@ -19,7 +19,7 @@ struct RecentController: Sendable {
     let now: @Sendable () -> Date
 
     func addRoutes(to routes: DeclaredRoutes) {
-        routes.group("/teletan/recent", access: .permission(.reviewOwnTeleTANs))
+        routes.group("/teletan/recent", access: .permission(.seeOwnTeleTANs))
             .get(use: list)
             .post("{id}/revoke", use: revoke)
     }
@@ -60,7 +60,7 @@ struct RecentController: Sendable {
     }
 
     @Sendable func revoke(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .reviewOwnTeleTANs) else { throw SignInRequired() }
+        guard let user = context.identity, let acting = context.actingUser(for: .seeOwnTeleTANs) else { throw SignInRequired() }
         let form = try await request.decode(as: RevokeForm.self, context: context)
         try csrf.require(form.csrf, for: user)
         let db = database.database(logger: context.logger)

@@ -22,6 +22,8 @@ struct TeleTANController: Sendable {
             .get("/", use: home)
         routes.group("/teletan", access: .permission(.issueTestTeleTAN))
             .post(use: issue)
+        // Every issuing role's new teleTANs (TEST, EVENT, from a hotline call) are shown here.
+        routes.group("/teletan", access: .permission(.seeOwnTeleTANs))
             .get("result", use: result)
             .post("done", use: done)
     }
@@ -62,7 +64,7 @@ struct TeleTANController: Sendable {
                                            context: context)
                 : nil,
             links: HomePage.Links(
-                recent: user.may(.reviewOwnTeleTANs), hotline: user.may(.workHotlineCalls),
+                recent: user.may(.seeOwnTeleTANs), hotline: user.may(.workHotlineCalls),
                 overview: user.may(.viewHotlineOverview))
         ), context: context)
     }
