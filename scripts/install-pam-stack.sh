@@ -39,6 +39,7 @@ add_account() {
 add_account demo-officer Demo-Pass-2026 teletan-officer
 add_account demo-hotline Demo-Pass-2026 teletan-hotline
 add_account demo-event   Demo-Pass-2026 teletan-event,teletan-officer
+add_account demo-event2  Demo-Pass-2026 teletan-event
 add_account demo-admin   Demo-Pass-2026 teletan-admin
 add_account demo-norole  Demo-Pass-2026 ""
 
@@ -46,6 +47,9 @@ add_account demo-norole  Demo-Pass-2026 ""
 add_account tt-officer  Officer-Pass-1 teletan-officer
 add_account tt-hotline  Hotline-Pass-1 teletan-hotline
 add_account tt-event    Event-Pass-1   teletan-event
+# Second agent and second event officer: taking one callback at once, the four-eyes rule.
+add_account tt-hotline2 Hotline-Pass-2 teletan-hotline
+add_account tt-event2   Event-Pass-2   teletan-event
 add_account tt-admin    Admin-Pass-1   teletan-admin
 add_account tt-norole   Norole-Pass-1  ""
 add_account tt-expired  Expired-Pass-1 teletan-officer expired
