@@ -17,12 +17,15 @@ cat <<TXT
 
   Demo accounts (password for all: Demo-Pass-2026)
     demo-officer   officer: issues TEST teleTANs
-    demo-hotline   hotline staff: issues TEST teleTANs
-    demo-event     officer and event role
-    demo-admin     administrator (audit review comes in a later release)
+    demo-hotline   hotline agent: guided calls, callback queue, TEST teleTANs
+    demo-event     officer and event role: TEST and EVENT teleTANs
+    demo-event2    event role: approves demo-event's EVENT teleTANs under
+                   PORTAL_EVENT_APPROVAL=two-person
+    demo-admin     administrator: hotline overview (audit review comes in a later release)
     demo-norole    signed in, but no role
 
   Stop with Ctrl-C. The accounts are real local accounts on this machine: demo only.
 
 TXT
-exec .build/debug/portal serve --port "$port" --pam-service teletan-portal
+exec .build/debug/portal serve --port "$port" --pam-service teletan-portal \
+  --health-authorities docs/health-authorities.example.csv
