@@ -13,7 +13,7 @@ import XCTest
 /// against SQLite and (when configured) PostgreSQL.
 final class AuditAndStorageTests: XCTestCase {
     let logger = TestDatabases.testLogger
-    let migrations: [any Migration] = [CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords()]
+    let migrations: [any Migration] = [CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), AddRevocation()]
 
     private func withDatabase(_ body: (any Database) async throws -> Void) async throws {
         try await TestDatabases.forEach { location in
