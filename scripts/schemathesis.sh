@@ -2,8 +2,8 @@
 # Property-based API tests of the verification server against docs/verification-api.yaml.
 # Starts a verification server (SQLite in a temp dir, one trusted portal key from `portal
 # keygen`) on free ports, runs schemathesis against the app-facing listener and against the
-# internal one (teleTAN creation with a valid bearer token, TAN verification), then stops the
-# server with SIGTERM. Checks: no 5xx (not_a_server_error) and every response as documented
+# internal one (teleTAN creation, status and revocation with a valid bearer token, TAN
+# verification), then stops the server with SIGTERM. Checks: no 5xx (not_a_server_error) and every response as documented
 # (response_schema_conformance). Exits non-zero on any failure. Takes well under 3 minutes.
 # Usage: scripts/schemathesis.sh
 # Environment: PORTAL_BIN, VERIFICATION_BIN (default .build/debug/...), SCHEMATHESIS_MAX_EXAMPLES (50),
@@ -68,10 +68,13 @@ run_schemathesis() {  # listener-url tag [extra options...]
 
 status=0
 echo "== schemathesis: app-facing listener"
-run_schemathesis "http://127.0.0.1:$port" app || status=1
+# No stateful phase here: the document's links (teleTAN creation -> status, revocation) are
+# between internal operations, which schemathesis counts as an error when they are filtered out.
+run_schemathesis "http://127.0.0.1:$port" app --phases examples,coverage,fuzzing || status=1
 echo "== schemathesis: internal listener"
 # A token of the trusted portal with both roles, made just before the internal run: valid for
-# 300 s (the longest the server accepts), more than that run may take (240 s).
+# 300 s (the longest the server accepts), more than that run may take (240 s). Its stateful phase
+# follows the document's links: a created teleTAN's reference into status and revocation.
 token=$(PYTHONPATH=Tests/e2e python3 -c '
 import sys
 from pathlib import Path
@@ -84,6 +87,13 @@ created=$(curl -sf "http://127.0.0.1:$internal_port/metrics" | awk '/^verificati
 echo "teleTANs created during the run: $created"
 if ((created == 0)); then
   echo "no teleTAN was created: the bearer token was not accepted" >&2
+  status=1
+fi
+# The same token reached the revocation endpoint (each attempt counts, found or not).
+revocations=$(curl -sf "http://127.0.0.1:$internal_port/metrics" | awk '/^verification_teletan_revocations_total/ { n += $2 } END { print n + 0 }')
+echo "revocation attempts during the run: $revocations"
+if ((revocations == 0)); then
+  echo "no revocation was attempted: the bearer token was not accepted by /tan/teletan/revoke" >&2
   status=1
 fi
 

@@ -12,8 +12,13 @@ import Verification
 /// behind the same boundary as the embedded service. Every request carries a short-lived JWT
 /// signed with this portal's key. Nothing that the server did not confirm with a well-formed
 /// teleTAN is ever returned, and no request waits longer than `timeout`.
+///
+/// Status and revocation use this server's own internal endpoints (`/tan/teletan/status`,
+/// `/tan/teletan/revoke`); a plain CWA server has neither, and gives no reference at issuance.
 package final class RemoteVerificationService: VerificationService {
     private let endpoint: String
+    private let statusEndpoint: String
+    private let revokeEndpoint: String
     private let signer: PortalTokenSigner
     private let client: HTTPClient
     private let timeout: Duration
@@ -24,6 +29,8 @@ package final class RemoteVerificationService: VerificationService {
     package init(baseURL: String, signer: PortalTokenSigner, timeout: Duration = .seconds(5), tls: TLSConfiguration? = nil,
                 now: @escaping @Sendable () -> Date = Date.init) {
         endpoint = baseURL.hasSuffix("/") ? baseURL + "version/v1/tan/teletan" : baseURL + "/version/v1/tan/teletan"
+        statusEndpoint = endpoint + "/status"
+        revokeEndpoint = endpoint + "/revoke"
         self.signer = signer
         self.timeout = timeout
         self.now = now
@@ -58,7 +65,8 @@ package final class RemoteVerificationService: VerificationService {
             else { throw VerificationServiceError.unavailable(reason: "malformed response") }
             return IssuedTeleTAN(
                 teleTAN: teleTAN, type: request.type, issuedAt: issuedAt,
-                validUntil: issuedAt.addingTimeInterval(TimeInterval(request.type.validity.components.seconds)))
+                validUntil: issuedAt.addingTimeInterval(TimeInterval(request.type.validity.components.seconds)),
+                reference: response.headers.first(name: Self.referenceHeader).flatMap(Self.reference(from:)))
         case 429:
             let seconds = response.headers.first(name: "Retry-After").flatMap(Int64.init) ?? 60
             throw VerificationServiceError.globalLimitReached(retryAfter: .seconds(max(1, seconds)))
@@ -67,14 +75,72 @@ package final class RemoteVerificationService: VerificationService {
         }
     }
 
-    // Status and revocation: a helper implements these against the standalone server's
-    // internal endpoints (see docs/verification-api.yaml).
+    /// The header in which this project's server names a new teleTAN's reference.
+    static let referenceHeader = "X-CWA-TELETAN-REFERENCE"
+    /// Most references the server takes in one status request.
+    static let statusBatchSize = 100
+
+    /// A well-formed UUID in lower case, or nil for anything else.
+    static func reference(from value: String) -> String? {
+        guard value.utf8.count == 36, let uuid = UUID(uuidString: value) else { return nil }
+        return uuid.uuidString.lowercased()
+    }
+
     package func statuses(of references: [String], issuer: Issuer, within _: any Database) async -> [String: TeleTANStatus]? {
-        nil
+        // A reference that is no UUID was never given out: unknown, as the embedded service says.
+        let wanted = Array(Set(references.compactMap(Self.reference(from:)))).sorted()
+        var result: [String: TeleTANStatus] = [:]
+        var start = wanted.startIndex
+        while start < wanted.endIndex {
+            let batch = Array(wanted[start..<min(start + Self.statusBatchSize, wanted.endIndex)])
+            start += batch.count
+            struct Body: Decodable { let statuses: [String: String] }
+            guard let body = try? JSONEncoder().encode(["references": batch]),
+                  let response = try? await post(body, to: statusEndpoint, issuer: issuer), response.status.code == 200,
+                  let bytes = try? await response.body.collect(upTo: 64 * 1024),
+                  let decoded = try? JSONDecoder().decode(Body.self, from: Data(buffer: bytes))
+            else { return nil }
+            // Only what was asked for, and only statuses this portal knows (a newer server may have more).
+            let asked = Set(batch)
+            for (reference, value) in decoded.statuses {
+                guard let key = Self.reference(from: reference), asked.contains(key), let status = TeleTANStatus(rawValue: value) else { continue }
+                result[key] = status
+            }
+        }
+        return result
     }
 
     package func revoke(reference: String, issuer: Issuer, within _: any Database) async throws -> RevocationResult {
-        throw VerificationServiceError.unavailable(reason: "not supported")
+        guard let reference = Self.reference(from: reference) else { return .notFound }
+        let response: HTTPClientResponse
+        do {
+            response = try await post(try JSONEncoder().encode(["reference": reference]), to: revokeEndpoint, issuer: issuer)
+        } catch {
+            throw VerificationServiceError.unavailable(reason: "unreachable")
+        }
+        switch response.status.code {
+        case 200:
+            struct Body: Decodable { let result: String }
+            guard let bytes = try? await response.body.collect(upTo: 4096),
+                  let body = try? JSONDecoder().decode(Body.self, from: Data(buffer: bytes)),
+                  let result = RevocationResult(rawValue: body.result)
+            else { throw VerificationServiceError.unavailable(reason: "malformed response") }
+            return result
+        case 404:
+            return .notFound
+        default:
+            throw VerificationServiceError.unavailable(reason: "status \(response.status.code)")
+        }
+    }
+
+    /// A JSON POST with a fresh token for `issuer`, waiting at most `timeout`.
+    private func post(_ body: Data, to url: String, issuer: Issuer) async throws -> HTTPClientResponse {
+        var http = HTTPClientRequest(url: url)
+        http.method = .POST
+        http.headers.add(name: "Authorization", value: "Bearer " + (try await signer.token(username: issuer.username, roles: issuer.roles, now: now())))
+        http.headers.add(name: "Content-Type", value: "application/json")
+        http.body = .bytes(ByteBuffer(bytes: body))
+        return try await client.execute(http, timeout: TimeAmount(timeout))
     }
 
     package func shutdown() async {

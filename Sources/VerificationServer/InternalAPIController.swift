@@ -8,8 +8,9 @@ import Storage
 import TeleTAN
 import Verification
 
-/// The internal listener: teleTAN creation for trusted portals (`/tan/teletan`) and TAN
-/// verification for the submission server (`/tan/verify`).
+/// The internal listener: teleTAN creation, status and revocation for trusted portals
+/// (`/tan/teletan`, `/tan/teletan/status`, `/tan/teletan/revoke`) and TAN verification for the
+/// submission server (`/tan/verify`).
 struct InternalAPIController: Sendable {
     let database: PortalDatabase
     let service: EmbeddedVerificationService
@@ -21,10 +22,16 @@ struct InternalAPIController: Sendable {
     let now: @Sendable () -> Date
 
     static let typeHeader = HTTPField.Name("X-CWA-TELETAN-TYPE")!
+    /// The created teleTAN's reference (its row id, not derived from it), for status and revocation.
+    static let referenceHeader = HTTPField.Name("X-CWA-TELETAN-REFERENCE")!
+    /// Most references one status request may ask about.
+    static let maxStatusReferences = 100
 
     func addRoutes(to router: Router<ServerRequestContext>) {
         let v1 = router.group("version/v1")
         v1.post("tan/teletan", use: createTeleTAN)
+        v1.post("tan/teletan/status", use: teleTANStatus)
+        v1.post("tan/teletan/revoke", use: revokeTeleTAN)
         v1.post("tan/verify", use: verifyTAN)
     }
 
@@ -32,13 +39,47 @@ struct InternalAPIController: Sendable {
         let tan: String
     }
 
-    @Sendable func createTeleTAN(_ request: Request, context: ServerRequestContext) async throws -> Response {
-        // The scheme is case-insensitive (RFC 9110 §11.1).
+    struct StatusRequest: Decodable {
+        let references: [String]
+    }
+
+    struct RevokeRequest: Decodable {
+        let reference: String
+    }
+
+    /// The portal's token, or 401. The scheme is case-insensitive (RFC 9110 §11.1).
+    private func verifiedToken(_ request: Request) async throws -> PortalTokenVerifier.Verified {
         guard let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer "),
               let verified = await tokens.verify(String(authorization.dropFirst("Bearer ".count)), now: now())
         else {
             throw HTTPError(.unauthorized, message: "missing or invalid token")
         }
+        return verified
+    }
+
+    /// Either CWA role lets an officer see and revoke the teleTANs they issued.
+    private static func mayManageOwnTeleTANs(_ verified: PortalTokenVerifier.Verified) -> Bool {
+        verified.payload.roles.contains(PortalTokenPayload.hotlineRole) || verified.payload.roles.contains(PortalTokenPayload.eventRole)
+    }
+
+    /// A reference as the server hands them out: a UUID in its 36-character text form (any case).
+    static func isReference(_ value: String) -> Bool {
+        let bytes = Array(value.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            switch index {
+            case 8, 13, 18, 23: guard byte == UInt8(ascii: "-") else { return false }
+            default:
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                        || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+                else { return false }
+            }
+        }
+        return true
+    }
+
+    @Sendable func createTeleTAN(_ request: Request, context: ServerRequestContext) async throws -> Response {
+        let verified = try await verifiedToken(request)
         guard let type = TeleTANType(rawValue: (request.headers[Self.typeHeader] ?? "TEST").uppercased()) else {
             throw HTTPError(.badRequest, message: "X-CWA-TELETAN-TYPE must be TEST or EVENT")
         }
@@ -58,17 +99,78 @@ struct InternalAPIController: Sendable {
         do {
             let issued = try await db.transaction { tx in
                 let issued = try await service.issueTeleTAN(TeleTANRequest(type: type, requestedBy: username, requestID: context.id), within: tx)
-                try await audit.append(event(.success, hasher.hash(issued.teleTAN.value, for: .teleTANFingerprint), [:]), at: now(), on: tx)
+                try await audit.append(event(.success, hasher.hash(issued.teleTAN.value, for: .teleTANFingerprint),
+                                             issued.reference.map { ["reference": $0] } ?? [:]), at: now(), on: tx)
                 return issued
             }
             metrics.count("verification_teletans_created_total", [("type", type.rawValue)])
             let body = try JSONEncoder().encode(["value": issued.teleTAN.value])
-            return CWARequestMiddleware.json(status: .created, body: body)
+            // The body stays CWA's `{"value": ...}`; the reference travels in a header CWA clients ignore.
+            var headers = HTTPFields()
+            if let reference = issued.reference { headers[Self.referenceHeader] = reference }
+            return CWARequestMiddleware.json(status: .created, body: body, headers: headers)
         } catch VerificationServiceError.globalLimitReached(let retryAfter) {
             try await audit.append(event(.refused, nil, ["reason": "global_limit"]), at: now(), on: db)
             throw HTTPError(.tooManyRequests, headers: [.retryAfter: String(max(1, Int(retryAfter.components.seconds)))],
                             message: "global teleTAN limit reached")
         }
+    }
+
+    /// The status of teleTANs the token's officer issued, by reference; others are left out
+    /// (unknown and someone else's look the same).
+    @Sendable func teleTANStatus(_ request: Request, context: ServerRequestContext) async throws -> Response {
+        let verified = try await verifiedToken(request)
+        guard Self.mayManageOwnTeleTANs(verified) else {
+            throw HTTPError(.forbidden, message: "role \(PortalTokenPayload.hotlineRole) or \(PortalTokenPayload.eventRole) required")
+        }
+        let body = try await request.decode(as: StatusRequest.self, context: context)
+        guard (1...Self.maxStatusReferences).contains(body.references.count) else {
+            throw HTTPError(.badRequest, message: "references must hold 1 to \(Self.maxStatusReferences) entries")
+        }
+        guard body.references.allSatisfy(Self.isReference) else {
+            throw HTTPError(.badRequest, message: "every reference must be a UUID")
+        }
+        let statuses = try await service.statuses(
+            of: body.references, requestedBy: verified.payload.sub.value, on: database.database(logger: context.logger))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return CWARequestMiddleware.json(status: .ok, body: try encoder.encode(["statuses": statuses.mapValues(\.rawValue)]))
+    }
+
+    /// Revokes a teleTAN the token's officer issued, unless the app redeemed it already; every
+    /// attempt is audited (the reference in the details: it is a row id, nothing secret).
+    @Sendable func revokeTeleTAN(_ request: Request, context: ServerRequestContext) async throws -> Response {
+        let verified = try await verifiedToken(request)
+        let username = verified.payload.sub.value
+        let event: @Sendable (AuditEvent.Outcome, [String: String]) -> AuditEvent = { outcome, details in
+            AuditEvent(action: "teletan.revoke", outcome: outcome, actor: username, role: verified.payload.roles.joined(separator: ","),
+                       address: context.clientAddress, requestID: context.id, subject: nil,
+                       details: details.merging(["portal": verified.portal]) { $1 }
+                           .merging(context.clientCertificateThumbprint.map { ["client_certificate": $0] } ?? [:]) { $1 })
+        }
+        let db = database.database(logger: context.logger)
+        guard Self.mayManageOwnTeleTANs(verified) else {
+            try await audit.append(event(.refused, ["reason": "role"]), at: now(), on: db)
+            throw HTTPError(.forbidden, message: "role \(PortalTokenPayload.hotlineRole) or \(PortalTokenPayload.eventRole) required")
+        }
+        let body = try await request.decode(as: RevokeRequest.self, context: context)
+        guard Self.isReference(body.reference) else {
+            throw HTTPError(.badRequest, message: "reference must be a UUID")
+        }
+        let reference = body.reference.lowercased()
+        let result = try await db.transaction { tx in
+            let result = try await service.revoke(reference: reference, requestedBy: username, on: tx)
+            try await audit.append(event(result == .revoked ? .success : .refused, ["reference": reference, "result": result.rawValue]),
+                                   at: now(), on: tx)
+            return result
+        }
+        metrics.count("verification_teletan_revocations_total", [("result", result.rawValue)])
+        if result == .notFound {
+            throw HTTPError(.notFound, message: "no teleTAN of yours has this reference")
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return CWARequestMiddleware.json(status: .ok, body: try encoder.encode(["result": result.rawValue]))
     }
 
     @Sendable func verifyTAN(_ request: Request, context: ServerRequestContext) async throws -> Response {

@@ -116,7 +116,7 @@ final class RemoteVerificationTests: XCTestCase {
 
     /// A TCP socket bound to a free port on 127.0.0.1, not listening (nothing else can take the
     /// port while it is open): connections to it are refused until `listen` is called.
-    private static func boundSocket() throws -> (socket: Int32, port: Int) {
+    static func boundSocket() throws -> (socket: Int32, port: Int) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

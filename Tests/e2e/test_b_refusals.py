@@ -1,7 +1,8 @@
 """(b) What the verification server refuses, and that a refusal has no side effect.
 
 Each invalid teleTAN counts as a failure of 127.0.0.1 for the server's guessing protection
-(slower answers from the 5th failure in an hour): the whole suite presents only four."""
+(slower answers from the 5th failure in an hour): the whole suite presents only five (the last
+a revoked teleTAN, in test_d_revocation.py)."""
 
 from __future__ import annotations
 

@@ -27,6 +27,10 @@ EXPECTED = {
     ("internal", "/version/v1/tan/teletan", 429),
     ("internal", "/version/v1/tan/verify", 200), ("internal", "/version/v1/tan/verify", 404),
     ("internal", "/version/v1/tan/verify", 406),
+    ("internal", "/version/v1/tan/teletan/status", 200), ("internal", "/version/v1/tan/teletan/status", 400),
+    ("internal", "/version/v1/tan/teletan/status", 401), ("internal", "/version/v1/tan/teletan/status", 403),
+    ("internal", "/version/v1/tan/teletan/revoke", 200), ("internal", "/version/v1/tan/teletan/revoke", 403),
+    ("internal", "/version/v1/tan/teletan/revoke", 404),
 }
 
 
@@ -78,8 +82,8 @@ def test_document_is_valid_openapi_3_0(openapi):
             assert operation["tags"] in (["app"], ["internal"]), (method, path)
             (server,) = item["servers"]
             assert server["url"].endswith(":8081" if operation["tags"] == ["app"] else ":8082"), path
-    teletan = openapi.doc["paths"]["/version/v1/tan/teletan"]["post"]
-    assert teletan["security"] == [{"portalToken": []}]
+    for path in ("/version/v1/tan/teletan", "/version/v1/tan/teletan/status", "/version/v1/tan/teletan/revoke"):
+        assert openapi.doc["paths"][path]["post"]["security"] == [{"portalToken": []}], path
     scheme = openapi.doc["components"]["securitySchemes"]["portalToken"]
     assert (scheme["type"], scheme["scheme"], scheme["bearerFormat"]) == ("http", "bearer", "JWT")
 
