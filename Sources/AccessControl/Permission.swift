@@ -15,7 +15,8 @@ package enum Permission: String, Sendable, CaseIterable, Comparable {
     /// The permission table: every role's permissions, and nothing else grants any.
     package static let granted: [Role: Set<Permission>] = [
         .officer: [.issueTestTeleTAN, .seeOwnTeleTANs],
-        .hotline: [.issueTestTeleTAN, .workHotlineCalls, .seeOwnTeleTANs, .viewHotlineOverview],
+        // Hotline agents issue only within a call, so that each of their teleTANs has its checks.
+        .hotline: [.workHotlineCalls, .seeOwnTeleTANs, .viewHotlineOverview],
         .event: [.issueEventTeleTAN, .seeOwnTeleTANs],
         .admin: [.reviewAuditTrail, .manageSessionsAndLockouts, .viewHotlineOverview],
     ]
@@ -42,11 +43,11 @@ extension Set where Element == Role {
         intersection(permission.roles).min()
     }
 
-    /// The roles a CWA verification server knows: TEST teleTANs need `c19hotline`, EVENT
-    /// teleTANs `c19hotline_event`.
+    /// The roles a CWA verification server knows: TEST teleTANs (an officer's, or a hotline
+    /// call's) need `c19hotline`, EVENT teleTANs `c19hotline_event`.
     package var cwaRoles: [String] {
         var result: [String] = []
-        if allow(.issueTestTeleTAN) { result.append("c19hotline") }
+        if allow(.issueTestTeleTAN) || allow(.workHotlineCalls) { result.append("c19hotline") }
         if allow(.issueEventTeleTAN) { result.append("c19hotline_event") }
         return result
     }

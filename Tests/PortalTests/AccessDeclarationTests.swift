@@ -78,7 +78,10 @@ final class AccessDeclarationTests: XCTestCase {
 
     /// The permission table: what each role may do, and that a permission no role holds admits nobody.
     func testThePermissionTable() {
-        XCTAssertEqual(Permission.issueTestTeleTAN.roles, [.officer, .hotline])
+        XCTAssertEqual(Permission.issueTestTeleTAN.roles, [.officer], "hotline agents issue only within a call")
+        XCTAssertEqual(Permission.seeOwnTeleTANs.roles, [.officer, .hotline, .event])
+        XCTAssertEqual(Permission.viewHotlineOverview.roles, [.hotline, .admin])
+        XCTAssertEqual(Set<Role>([.hotline]).cwaRoles, ["c19hotline"], "a call's teleTAN is a TEST teleTAN")
         XCTAssertEqual(Permission.issueEventTeleTAN.roles, [.event])
         XCTAssertEqual(Permission.workHotlineCalls.roles, [.hotline])
         XCTAssertEqual(Permission.reviewAuditTrail.roles, [.admin])

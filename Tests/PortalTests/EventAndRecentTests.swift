@@ -174,6 +174,29 @@ final class EventAndRecentTests: XCTestCase {
         }
     }
 
+    /// What a teleTAN is for can still refuse it inside the issuing transaction (the call ended,
+    /// the approval was used meanwhile): nothing is shown and, embedded, nothing is kept.
+    func testAPurposeThatRefusesLeavesNoTeleTAN() async throws {
+        try await PortalHarness.run { portal in
+            let sessionHash = String(repeating: "ab", count: 32)
+            let user = ActingUser(
+                username: "tt-officer", role: .officer, roles: [.officer], sessionHash: sessionHash, address: nil,
+                requestID: "test", logger: TestDatabases.testLogger)
+            let purpose = IssuancePurpose(auditDetails: ["call": "c"], onIssued: { _, _ in throw IssuanceRefusal(reason: "call_not_open") })
+            let outcome = try await portal.portal.issuance.issuer.issue(
+                type: .test, by: user, nonce: portal.portal.foundation.nonces.make(sessionHash: sessionHash, now: portal.clock.now), for: purpose)
+            XCTAssertEqual(outcome, .refused(reason: "call_not_open"))
+            for table in ["teletans", "pending_displays", "issued_teletans"] {
+                let rows = try await portal.count("SELECT COUNT(*) AS n FROM \(table)")
+                XCTAssertEqual(rows, 0, table)
+            }
+            let entry = try await portal.auditActions("teletan.issue").last
+            XCTAssertEqual(entry?.outcome, "refused")
+            XCTAssertTrue(entry?.details.contains("call_not_open") ?? false)
+            XCTAssertTrue(entry?.details.contains(#""call":"c""#) ?? false)
+        }
+    }
+
     func testHealthAuthoritiesFile() throws {
         let parsed = try HealthAuthorities.parse("""
             # comment

@@ -42,6 +42,7 @@ final class ReadBackTests: XCTestCase {
         XCTAssertEqual(PhoneNumber("030 1234 5678")?.e164, "+493012345678")
         XCTAssertEqual(PhoneNumber("0049 (30) 123-45/678")?.e164, "+493012345678")
         XCTAssertEqual(PhoneNumber("+44 20 7946 0958")?.e164, "+442079460958")
+        XCTAssertEqual(PhoneNumber("+49 (0)30 1234 5678")?.e164, "+493012345678", "the bracketed trunk zero")
         XCTAssertNil(PhoneNumber("12ab"))
         XCTAssertNil(PhoneNumber("+49 12"), "too short")
         XCTAssertNil(PhoneNumber("+0 1234567"), "no country code starts with 0")

@@ -10,6 +10,10 @@ Environment:
     BROWSER_TEST_DATABASE  --database of every portal started (default: a fresh SQLite file per
                            portal, e.g. postgres://user:password@host:5432/db to test PostgreSQL)
 
+Every portal gets the example list of health authorities (docs/health-authorities.example.csv),
+so that event officers can issue EVENT teleTANs; `two_person_portal` is one more portal with the
+four-eyes rule for EVENT teleTANs (--event-approval two-person).
+
 The PAM test stack must be installed (scripts/install-pam-stack.sh, as root).
 """
 
@@ -33,6 +37,8 @@ from secrets_at_rest import SecretsLedger  # noqa: E402
 REPO = Path(__file__).resolve().parents[2]
 PORTAL_BIN = os.environ.get("PORTAL_BIN", str(REPO / ".build" / "debug" / "portal"))
 
+HEALTH_AUTHORITIES = REPO / "docs" / "health-authorities.example.csv"
+
 DEFAULT_PAM_SERVICE = "teletan-portal-test"
 OTP_PAM_SERVICE = "teletan-portal-otp-test"
 
@@ -42,10 +48,13 @@ class PortalInstance(ManagedProcess):
 
     name = "portal"
 
-    def __init__(self, pam_service: str, workdir: Path, database: str | None = None, secret_file: Path | None = None):
+    def __init__(self, pam_service: str, workdir: Path, database: str | None = None, secret_file: Path | None = None,
+                 extra_arguments: list[str] | None = None):
         """`database` and `secret_file` default to the suite's database and a secret of its own;
-        a second instance of a portal (as behind a load balancer) gets the first one's."""
+        a second instance of a portal (as behind a load balancer) gets the first one's.
+        `extra_arguments` go at the end of the command line (e.g. --event-approval two-person)."""
         super().__init__(workdir)
+        self.extra_arguments = list(extra_arguments or [])
         self.pam_service = pam_service
         self.port, self.metrics_port = free_ports(2)
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -67,6 +76,8 @@ class PortalInstance(ManagedProcess):
             "--pam-service", self.pam_service,
             # The default allows one teleTAN per 30 s per user; the tests issue several quickly.
             "--teletan-interval", "1s",
+            "--health-authorities", str(HEALTH_AUTHORITIES),
+            *self.extra_arguments,
         ]
 
     def is_ready(self) -> bool:
@@ -100,12 +111,40 @@ def portal(request, tmp_path_factory, secrets_ledger):
     # The exit status is not asserted here: see test_sigterm_exits_cleanly.
 
 
+@pytest.fixture(scope="session")
+def two_person_portal(tmp_path_factory, secrets_ledger):
+    """A portal under the four-eyes rule for EVENT teleTANs (--event-approval two-person): one
+    event officer requests, another approves, the first issues. Same PAM service and database
+    setting as `portal`."""
+    instance = PortalInstance(DEFAULT_PAM_SERVICE, tmp_path_factory.mktemp("portal-two-person"),
+                              extra_arguments=["--event-approval", "two-person"])
+    secrets_ledger.watch(instance, instance.database, log_marker=b"[PortalWeb] request")
+    instance.start()
+    yield instance
+    instance.stop()
+
+
 @pytest.fixture
 def browser(secrets_ledger, tmp_path_factory):
     """A fresh headless Chromium per test: no cookies or history carried over. Its profile is
     searched for secrets with everything else at the end of the session."""
     profile = tmp_path_factory.mktemp("chromium-profile")
     driver = headless_chromium(profile)
+    secrets_ledger.watch_directory(profile, "Chromium profile")
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def second_browser(secrets_ledger, tmp_path_factory):
+    """A second Chromium of its own, for a second person (another agent, the approving event
+    officer), with Chrome's performance log on: `last_document_status` in test_hotline_browser.py
+    reads the HTTP status of the page it shows (a 403 or 409 page looks like any other). Its
+    profile is searched like the first one's."""
+    profile = tmp_path_factory.mktemp("chromium-profile-second")
+    driver = headless_chromium(profile, performance_log=True)
     secrets_ledger.watch_directory(profile, "Chromium profile")
     try:
         yield driver

@@ -1,6 +1,8 @@
 """Accessibility of every page the portal shows: axe-core (bundled with axe-selenium-python) runs
 on each page of each role, in English and in German, error pages included, and no violation of
-impact "serious" or "critical" may remain.
+impact "serious" or "critical" may remain. The hotline's pages are checked in the states that
+show the most: the call page with an error, the read-back after a wrong read-back, the callback
+queue with a waiting and a closed entry, a taken callback; and the EVENT section and its result.
 
 Violations are collected over all pages of a run and reported together (page, language, rule,
 impact, node targets); a page that does not load as expected fails the test at once. The node
@@ -15,20 +17,30 @@ import pytest
 from axe_selenium_python import Axe
 from selenium.webdriver.common.by import By
 
+from selenium.webdriver.support.ui import Select
+
 from conftest import OTP_PAM_SERVICE
+from test_hotline_browser import (
+    AUTHORITY_ID, AUTHORITY_NAME, EVENT, HOTLINE, check_ids, queue_callback, queue_row, start_call, tick, type_into,
+)
 from test_portal_browser import (
     ADMIN, NO_ROLE, OFFICER, OTP_USER, TELETAN_PATTERN, assert_no_error_page, click_and_wait,
     issue_outside_browser, mark_for_navigation, next_hotp_code, note_issue, path_of, sign_in, wait_for_new_document,
     wait_issue_interval,
 )
 
-HOTLINE = ("tt-hotline", "Hotline-Pass-1")
-EVENT = ("tt-event", "Event-Pass-1")
 PASSWORD_CHANGE = ("tt-pwchange", "Change-Pass-1")
 # A name no account has: its failed sign-ins lock nobody out who matters.
 NOBODY = ("tt-a11y-nobody", "Wrong-Pass-7")
 
 LANGUAGES = ["en", "de"]
+
+# Made-up callers of the queue pages (distinctive, and each number ends in other digits than
+# those of test_hotline_browser.py): one is left waiting, one closed, per language.
+A11Y_CALLERS = {
+    "en": [("030 5550 7777 27", "Anneliese Barrierefrei-Kappa"), ("089 5550 3333 38", "Bruno Kontrastreich-Lambda")],
+    "de": [("040 5550 6666 49", "Clara Vorlesbar-Epsilon"), ("0221 5550 4444 50", "Dieter Tastaturfest-Delta")],
+}
 BLOCKING_IMPACTS = {"serious", "critical"}
 
 # Titles of the error pages (WebStrings.swift), to tell that the intended error page was shown.
@@ -217,13 +229,21 @@ def test_every_page_has_no_serious_accessibility_violation(browser, portal, secr
     sign_in(browser, portal, secrets_ledger, *HOTLINE)
     assert browser.find_elements(By.ID, "issue-teletan")
     audit.check("start page, hotline", "/")
+    check_hotline_pages(audit, browser, portal, secrets_ledger, lang)
     sign_out(browser)
 
     sign_in(browser, portal, secrets_ledger, *EVENT)
-    assert browser.find_elements(By.ID, "no-issue-role")
-    audit.check("start page, event", "/")
-    browser.get(base + "/teletan/result")
-    audit.check("403 page, event user on the result page", error_status=403)
+    assert browser.find_elements(By.ID, "event-section") and browser.find_elements(By.ID, "issue-event-teletan")
+    audit.check("start page, event (EVENT section)", "/")
+    Select(browser.find_element(By.ID, "health-authority")).select_by_value(AUTHORITY_ID)
+    wait_issue_interval(EVENT[0])
+    click_and_wait(browser, browser.find_element(By.ID, "issue-event-teletan"))
+    note_issue(EVENT[0])
+    record_teletan(browser, secrets_ledger)
+    assert browser.find_element(By.ID, "result-authority").text == AUTHORITY_NAME
+    audit.check("teleTAN result page, EVENT", "/teletan/result")
+    browser.get(base + "/hotline")
+    audit.check("403 page, event user on the hotline page", error_status=403)
     browser.get(base + "/")
     sign_out(browser)
 
@@ -251,7 +271,64 @@ def test_every_page_has_no_serious_accessibility_violation(browser, portal, secr
     assert browser.find_elements(By.ID, "signin-error"), "mismatched new passwords were not refused"
     audit.check("sign-in page, password change failed")
 
-    audit.assert_clean(expected_pages=24 if lang == "en" else 23)
+    audit.assert_clean(expected_pages=33 if lang == "en" else 32)
+
+
+def check_hotline_pages(audit: AxeAudit, browser, portal, ledger, lang: str) -> None:
+    """The hotline's pages, signed in as a hotline agent on the start page; leaves the queue as
+    it found it (the waiting entry made here is closed at the end)."""
+    base = portal.base_url
+    browser.get(base + "/hotline")
+    audit.check("hotline page", "/hotline")
+
+    # The callback queue with a waiting and a closed entry, and a taken callback.
+    (waiting_phone, waiting_name), (closed_phone, closed_name) = A11Y_CALLERS[lang]
+    waiting = queue_callback(browser, portal, lang, waiting_phone, waiting_name, ledger)
+    closed = queue_callback(browser, portal, lang, closed_phone, closed_name, ledger)
+    click_and_wait(browser, queue_row(browser, closed).find_element(By.CSS_SELECTOR, ".take"))
+    assert browser.find_elements(By.ID, "callback-phone")
+    audit.check("taken callback page", f"/hotline/callbacks/{closed}")
+    click_and_wait(browser, browser.find_element(By.ID, "outcome-wrong-number"))
+    assert queue_row(browser, waiting) and browser.find_elements(By.CSS_SELECTOR, "#closed-callbacks .closed-entry")
+    audit.check("callback queue, a waiting and a closed entry", "/hotline/callbacks")
+
+    # A call: Issue teleTAN with no check ticked (the error), then with every required check.
+    call = start_call(browser, portal, lang)
+    click_and_wait(browser, browser.find_element(By.ID, "issue-teletan"))
+    assert browser.find_elements(By.ID, "call-error"), "no error for a teleTAN without the checks"
+    audit.check("call page, checks with an error", f"/hotline/calls/{call}/issue")
+    tick(browser, check_ids(browser)[1])
+    wait_issue_interval(HOTLINE[0])
+    click_and_wait(browser, browser.find_element(By.ID, "issue-teletan"))
+    note_issue(HOTLINE[0])
+    record_teletan(browser, ledger)
+    teletan = re.sub(r"\s+", "", browser.find_element(By.ID, "teletan").text)
+    assert browser.find_elements(By.ID, "continue-call")
+    audit.check("teleTAN result page, hotline call", "/teletan/result")
+    click_and_wait(browser, browser.find_element(By.ID, "continue-call"))
+    # A read-back with the first character wrong.
+    wrong = ("Z" if teletan[0] != "Z" else "Y") + teletan[1:]
+    ledger.add_secret(wrong, "mistyped read-back")
+    type_into(browser, "read-back", wrong)
+    click_and_wait(browser, browser.find_element(By.ID, "check-read-back"))
+    assert browser.find_elements(By.ID, "read-back-differences"), "no differences listed for a wrong read-back"
+    audit.check("call page, read-back step after a wrong read-back", f"/hotline/calls/{call}/read-back")
+    click_and_wait(browser, browser.find_element(By.ID, "passed-on"))
+    assert path_of(browser) == "/hotline"
+
+    browser.get(base + "/hotline/overview")
+    assert browser.find_elements(By.ID, "calls-by-outcome")
+    audit.check("hotline overview", "/hotline/overview")
+    browser.get(base + "/teletan/recent")
+    assert browser.find_elements(By.CSS_SELECTOR, "#recent-teletans tbody tr"), "no teleTAN listed"
+    audit.check("my recent teleTANs", "/teletan/recent")
+
+    # The waiting entry is closed again (refused), so that the next run finds only its own.
+    browser.get(base + "/hotline/callbacks")
+    click_and_wait(browser, queue_row(browser, waiting).find_element(By.CSS_SELECTOR, ".take"))
+    click_and_wait(browser, browser.find_element(By.ID, "outcome-refused"))
+    assert not browser.find_elements(By.ID, f"callback-{waiting}")
+    browser.get(base + "/")
 
 
 @pytest.mark.parametrize("portal", [OTP_PAM_SERVICE], indirect=True)

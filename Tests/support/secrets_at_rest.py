@@ -1,5 +1,6 @@
 """Shared by the browser and end-to-end suites: a ledger of every secret the tests handled
-(teleTANs, registration tokens, TANs, passwords) and, once every server has stopped, a search of
+(teleTANs, registration tokens, TANs, passwords, and the phone numbers and names of hotline
+callers) and, once every server has stopped, a search of
 everything those servers wrote for them: their logs, their SQLite files (with write-ahead log and
 journal), a data dump of each PostgreSQL database they used and, when that database is served by a
 cluster on this machine, its raw files (dead row versions too), the write-ahead log written during
@@ -12,6 +13,8 @@ import re
 import subprocess
 import tempfile
 import time
+import json
+import unicodedata
 import urllib.parse
 import warnings
 from dataclasses import dataclass, field
@@ -21,6 +24,48 @@ from typing import Callable
 
 # header.payload.signature, base64url, header and payload JSON objects ("eyJ" is `{"`).
 JWT_SHAPE = re.compile(rb"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{20,}")
+
+
+def phone_number_e164(typed: str) -> str | None:
+    """A phone number as the portal normalises it (Sources/Hotline/Domain/PhoneNumber.swift):
+    spaces, `/`, `-`, `.` and brackets dropped, a leading 00 made +, a leading 0 taken as German
+    (+49); `+` and 7 to 15 digits, the first not 0. None for what the portal refuses."""
+    text = typed.strip()
+    if len(text) > 40:
+        return None
+    text = re.sub("[ /\\-.()\u00a0]", "", text)
+    if text.startswith("00"):
+        text = "+" + text[2:]
+    elif text.startswith("0"):
+        text = "+49" + text[1:]
+    digits = text[1:]
+    if not (text.startswith("+") and 7 <= len(digits) <= 15 and re.fullmatch("[0-9]+", digits) and digits[0] != "0"):
+        return None
+    return text
+
+
+def phone_number_readable(e164: str) -> str:
+    """PhoneNumber.readable: the country code, then groups of three (four at the end if four
+    are left): `+49 301 234 5678`, as the callback page shows the number."""
+    digits = e164[1:]
+    groups, rest = [digits[:2]], digits[2:]
+    while rest:
+        take = 4 if len(rest) == 4 else min(3, len(rest))
+        groups.append(rest[:take])
+        rest = rest[take:]
+    return "+" + " ".join(groups)
+
+
+def typed_value_variants(value: str) -> dict[str, str]:
+    """What a value typed into a form may look like where it is written: as typed (NFC and NFD),
+    form-encoded as the browser posts it (`+` or `%20` for spaces), and JSON-escaped."""
+    variants = {"as typed": value}
+    for form in ("NFC", "NFD"):
+        variants[f"as typed, {form}"] = unicodedata.normalize(form, value)
+    variants["form-encoded"] = urllib.parse.quote_plus(value)
+    variants["percent-encoded"] = urllib.parse.quote(value, safe="")
+    variants["JSON-escaped"] = json.dumps(value)[1:-1]
+    return variants
 
 
 def sqlite_files(database: str) -> list[Path]:
@@ -140,7 +185,13 @@ class SecretsLedger:
     watched: list[Watched] = field(default_factory=list)
     teletan_count: int = 0
     secret_counts: dict[str, int] = field(default_factory=dict)
+    phone_number_count: int = 0
+    name_count: int = 0
     directories: list[tuple[Path, str]] = field(default_factory=list)
+    # Needles not searched for in the watched directories (the browsers' profiles): the
+    # form-encoded body of a form the browser posted and got a page back for (not a redirect),
+    # which Chromium keeps with that history entry in its session files, whatever the portal does.
+    not_in_directories: set[bytes] = field(default_factory=set)
     started: float = field(default_factory=time.time)
     # The size of each local PostgreSQL server log when the run started: only what the run added
     # is searched (the log is the machine's, and outlives the run).
@@ -158,7 +209,14 @@ class SecretsLedger:
         self.teletan_count += 1
         label = f"teleTAN #{self.teletan_count}"
         grouped = f"{teletan[0:3]} {teletan[3:6]} {teletan[6:]}"
-        for variant, how in ((teletan, "upper-case"), (teletan.lower(), "lower-case"), (grouped, "grouped")):
+        variants = {"upper-case": teletan, "lower-case": teletan.lower(), "grouped": grouped,
+                    "grouped, lower-case": grouped.lower()}
+        # Typed into a form (the hotline's read-back) and posted: form-encoded.
+        for how, variant in list(variants.items()):
+            if " " in variant:
+                variants[f"{how}, form-encoded"] = urllib.parse.quote_plus(variant)
+                variants[f"{how}, percent-encoded"] = urllib.parse.quote(variant)
+        for how, variant in variants.items():
             self.needles[variant.encode()] = f"{label} ({how})"
 
     def add_secret(self, value: str, kind: str) -> None:
@@ -167,6 +225,54 @@ class SecretsLedger:
         self.secret_counts[kind] = self.secret_counts.get(kind, 0) + 1
         for variant in {value, value.lower(), value.upper()}:
             self.needles[variant.encode()] = f"{kind} #{self.secret_counts[kind]}"
+
+    def add_phone_number(self, typed: str, posted_to_a_page: bool = False) -> str | None:
+        """A caller's phone number, as the test typed it (valid or not): searched as typed (also
+        form-encoded, as the browser posted it), as its digits only, and, when the portal accepts
+        it, in E.164 (`+4930...`), as the E.164 digits (`4930...`) and grouped as the callback page
+        shows it (`+49 305 ...`). Returns the E.164 form (None for a number the portal refuses).
+
+        `posted_to_a_page`: the number was posted in a form the portal answered with a page, not
+        a redirect (a refused number, shown again for correction). Chromium keeps such a POST
+        body with its history entry in the profile's session files; its form-encoded forms are
+        then searched for everywhere but in the browser profiles."""
+        assert len(re.sub(r"\D", "", typed)) >= 7, f"too few digits to search for: {typed!r}"
+        self.phone_number_count += 1
+        label = f"phone number #{self.phone_number_count}"
+        variants = typed_value_variants(typed)
+        variants["digits only, as typed"] = re.sub(r"\D", "", typed)
+        e164 = phone_number_e164(typed)
+        if e164 is not None:
+            variants["E.164"] = e164
+            variants["E.164 digits"] = e164[1:]
+            variants["grouped as the callback page shows it"] = phone_number_readable(e164)
+        self._add_typed(label, variants, posted_to_a_page)
+        return e164
+
+    def add_person_name(self, name: str, posted_to_a_page: bool = False) -> None:
+        """A caller's name, as typed: searched as typed (NFC and NFD), form-encoded and
+        JSON-escaped, and each word of 8 characters or more alone (a distinctive surname, however
+        the rest was encoded). Use a name no page, log line or data file would hold by chance.
+        `posted_to_a_page`: as for add_phone_number."""
+        assert len(name) >= 8 and " " in name, f"not distinctive enough to search for: {name!r}"
+        self.name_count += 1
+        label = f"name #{self.name_count}"
+        variants = typed_value_variants(name)
+        for word in name.split():
+            if len(word) >= 8:
+                variants[f"the word {word[:2]!r}..."] = word
+        self._add_typed(label, variants, posted_to_a_page)
+
+    def _add_typed(self, label: str, variants: dict[str, str], posted_to_a_page: bool) -> None:
+        """Records the variants; for a value posted to a page, those found within its form
+        body (the form-encoded variants themselves, a surname that needs no encoding) are not
+        searched for in the browser profiles."""
+        posted = (variants["form-encoded"], variants["percent-encoded"]) if posted_to_a_page else ()
+        for how, variant in variants.items():
+            needle = variant.encode()
+            self.needles.setdefault(needle, f"{label} ({how})")
+            if any(variant in body for body in posted):
+                self.not_in_directories.add(needle)
 
     def add_password(self, password: str) -> None:
         assert password, "an empty password would match everything"
@@ -191,15 +297,18 @@ class SecretsLedger:
         assert self.needles, "no secret was recorded: the search would check nothing"
         own = self._servers_own_files(workdir)
         problems = [f"a JWT (bearer token) found in {path}" for path in own if JWT_SHAPE.search(path.read_bytes())]
-        files = [*own, *self._other_files(workdir)]
+        in_directories = self._directory_files()
+        files = [*own, *self._other_files(workdir), *in_directories]
         # A planted file proves the search finds what it looks for (a wrong grep flag would
         # otherwise pass everything).
         canary, planted = b"canary-" + os.urandom(8).hex().encode(), workdir / "planted"
         planted.write_bytes(b"\0binary\0" + canary + b"\0")
         found = set(grep_needles([*self.needles, canary], [planted, *files], workdir))
         assert (planted, canary) in found, "the search did not find a planted needle"
+        exempt = {(path, needle) for path, needle in found
+                  if needle in self.not_in_directories and path in set(in_directories)}
         problems += [f"{self.needles.get(needle, repr(needle))} found in {path}"
-                     for path, needle in sorted(found - {(planted, canary)})]
+                     for path, needle in sorted(found - {(planted, canary)} - exempt)]
         assert not problems, "secrets at rest or in logs:\n" + "\n".join(problems)
 
     def _servers_own_files(self, workdir: Path) -> list[Path]:
@@ -221,7 +330,7 @@ class SecretsLedger:
 
     def _other_files(self, workdir: Path) -> list[Path]:
         """PostgreSQL's own files (raw relation files, write-ahead log, what the run added to the
-        server log) and the watched directories."""
+        server log)."""
         files: list[Path] = []
         for url in sorted({w.database for w in self.watched if is_postgres(w.database)}):
             raw = raw_postgres_files(url, since=self.started)
@@ -236,6 +345,11 @@ class SecretsLedger:
                 added = workdir / f"added-to-{log.name}"
                 added.write_bytes(source.read())
             files.append(added)
+        return files
+
+    def _directory_files(self) -> list[Path]:
+        """Every file in the watched directories (the browsers' profiles)."""
+        files: list[Path] = []
         for directory, what in self.directories:
             in_directory = regular_files(directory)
             assert in_directory, f"{what} {directory} is empty: the search would check nothing"

@@ -96,11 +96,24 @@ package struct Callbacks: Sendable {
         row.sealed_contact.flatMap { vault.open($0, for: row.id) }
     }
 
-    /// Waiting entries, oldest first.
-    package func waiting(on db: any Database) async throws -> [Row] {
+    /// Waiting entries, oldest first (not those past the retention time that the cleanup has
+    /// not reached yet).
+    package func waiting(now: Date, on db: any Database) async throws -> [Row] {
         try await sql(db).raw("""
-            SELECT \(Self.columns) FROM hotline_callbacks WHERE status = 'waiting' ORDER BY created_at LIMIT 200
+            SELECT \(Self.columns) FROM hotline_callbacks
+            WHERE status = 'waiting' AND created_at > \(bind: now.addingTimeInterval(-retention))
+            ORDER BY created_at LIMIT 200
             """).all(decoding: Row.self)
+    }
+
+    /// How many entries wait, and since when the oldest.
+    package func waitingCount(now: Date, on db: any Database) async throws -> (count: Int, oldest: Date?) {
+        struct Row: Decodable { let n: Int; let oldest: Date? }
+        let row = try await sql(db).raw("""
+            SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM hotline_callbacks
+            WHERE status = 'waiting' AND created_at > \(bind: now.addingTimeInterval(-retention))
+            """).first(decoding: Row.self)
+        return (row?.n ?? 0, row?.oldest)
     }
 
     /// Entries closed in the last day, newest first (without contact data).
@@ -118,6 +131,7 @@ package struct Callbacks: Sendable {
         let taken = try await sql(db).raw("""
             UPDATE hotline_callbacks SET taken_by = \(bind: agent), taken_at = \(bind: now)
             WHERE id = \(bind: id) AND status = 'waiting' AND sealed_contact IS NOT NULL
+              AND created_at > \(bind: now.addingTimeInterval(-retention))
               AND (taken_by IS NULL OR taken_by = \(bind: agent) OR taken_at <= \(bind: now.addingTimeInterval(-takeTimeout)))
             RETURNING id
             """).all(decoding: Taken.self)

@@ -55,9 +55,9 @@ package struct HotlineOverview: Sendable {
         }
         figures.teleTANsPerDay = (0..<14).compactMap { calendar.date(byAdding: .day, value: $0, to: fortnight) }
             .map { formatter.string(from: $0) }.map { ($0, perDay[$0] ?? 0) }
-        let waiting = try await callbacks.waiting(on: db)
+        let waiting = try await callbacks.waitingCount(now: now, on: db)
         figures.callbacksWaiting = waiting.count
-        figures.oldestWaitingSince = waiting.first?.created_at
+        figures.oldestWaitingSince = waiting.oldest
         return figures
     }
 }

@@ -8,6 +8,8 @@ package struct PhoneNumber: Sendable, Equatable {
     package init?(_ input: String) {
         var text = input.trimmingCharacters(in: .whitespaces)
         guard text.count <= 40 else { return nil }
+        // "+49 (0)30 …": the bracketed trunk zero is dialled only within the country.
+        text = text.replacingOccurrences(of: "(0)", with: "")
         text.removeAll { " /-.()\u{00A0}".contains($0) }
         if text.hasPrefix("00") {
             text = "+" + text.dropFirst(2)

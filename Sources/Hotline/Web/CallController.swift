@@ -22,6 +22,7 @@ struct CallController: Sendable {
     let vault: ContactVault
     let history: NumberHistory
     let readBack: ReadBack
+    let displays: PendingDisplays
     let audit: AuditLog
     let renderer: PageRenderer
     let now: @Sendable () -> Date
@@ -65,7 +66,7 @@ struct CallController: Sendable {
         guard let user = context.identity else { throw SignInRequired() }
         let db = database.database(logger: context.logger)
         let open = try await calls.open(of: user.username, on: db)
-        let waiting = try await callbacks.waiting(on: db)
+        let waiting = try await callbacks.waitingCount(now: now(), on: db)
         let done = request.uri.queryParameters["done"].map(String.init)
         return try renderer.page(HotlineHomePage(
             openCalls: open.map { .init(id: $0.id.uuidString.lowercased(), startedAt: renderer.dateTime($0.started_at, in: context.language)) },
@@ -111,7 +112,7 @@ struct CallController: Sendable {
                 details: ["type": TeleTANType.test.rawValue, "reason": "required_check_missing", "call": call.id.uuidString.lowercased(),
                           "missing": missing.joined(separator: ",")]), at: time, on: db)
             return try await page(
-                for: call, user: user, context: context, ticked: ticked, status: .badRequest,
+                for: call, user: user, context: context, ticked: ticked, phone: form.phone, name: form.name, status: .badRequest,
                 error: renderer.text("hotline_error_required", in: context.language))
         }
         let callID = call.id
@@ -149,10 +150,13 @@ struct CallController: Sendable {
                 error: message, errorField: phone == nil ? "phone" : "name")
         }
         let phoneFingerprint = vault.fingerprint(of: phone)
+        struct AlreadyEnded: Error {}
+        do {
         try await db.transaction { tx in
             let id = try await callbacks.queue(
                 from: call.id, contact: .init(phone: phone.e164, name: name), phoneFingerprint: phoneFingerprint, at: time, on: tx)
-            guard try await calls.end(call.id, agent: user.username, outcome: .callbackQueued, at: time, on: tx) else { throw HTTPError(.notFound) }
+            // A second submit (a double click) finds the call ended: nothing more is queued.
+            guard try await calls.end(call.id, agent: user.username, outcome: .callbackQueued, at: time, on: tx) else { throw AlreadyEnded() }
             let repeated = try await history.lastTeleTAN(for: phoneFingerprint, now: time, on: tx) != nil
             try await audit.append(AuditEvent(
                 action: .hotlineCallbackQueued, outcome: .success, actor: acting.username, role: acting.role.rawValue,
@@ -161,12 +165,16 @@ struct CallController: Sendable {
                           "repeat_caller": repeated ? "yes" : "no"]), at: time, on: tx)
             try await audit.append(ended(call, .callbackQueued, acting, at: time), at: time, on: tx)
         }
+        } catch is AlreadyEnded {
+            return PageRenderer.redirect(to: Self.path(call.id))
+        }
         return PageRenderer.redirect(to: "/hotline?done=callback_queued")
     }
 
     @Sendable func end(_ request: Request, context: PortalRequestContext) async throws -> Response {
         let (user, call, form, acting) = try await callForm(request, context)
-        guard call.isOpen else { return PageRenderer.redirect(to: Self.path(call.id)) }
+        // A call with a teleTAN ends with "I have passed it on" (an old tab's End call changes nothing).
+        guard call.isOpen, call.teletan_fingerprint == nil else { return PageRenderer.redirect(to: Self.path(call.id)) }
         let ticked = Set(form.checks ?? [])
         let time = now()
         let db = database.database(logger: context.logger)
@@ -175,7 +183,7 @@ struct CallController: Sendable {
                 for: call, user: user, context: context, ticked: ticked, phone: form.phone, name: form.name, status: .badRequest,
                 error: renderer.text("hotline_error_outcome", in: context.language), errorField: "outcome")
         }
-        if call.teletan_fingerprint == nil { try await recordAnswers(ticked, of: call, by: acting, at: time, on: db) }
+        try await recordAnswers(ticked, of: call, by: acting, at: time, on: db)
         try await db.transaction { tx in
             guard try await calls.end(call.id, agent: user.username, outcome: outcome, at: time, on: tx) else { return }
             try await audit.append(ended(call, outcome, acting, at: time), at: time, on: tx)
@@ -189,6 +197,10 @@ struct CallController: Sendable {
         try csrf.require(form.csrf, for: user)
         guard let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
         guard call.isOpen, let fingerprint = call.teletan_fingerprint else { return PageRenderer.redirect(to: Self.path(call.id)) }
+        // Nothing is compared once a read-back matched or none is left.
+        guard call.readback_result != "matched", call.readback_attempts < Calls.readBackLimit else {
+            return try await page(for: call, user: user, context: context, status: .conflict)
+        }
         let typed = form.readBack ?? ""
         guard !ReadBack.normalised(typed).isEmpty else {
             return try await page(
@@ -289,11 +301,14 @@ struct CallController: Sendable {
         let time = now()
         let db = database.database(logger: context.logger)
         let answered = ticked ?? call.answers
+        let step: CallPage.Step = !call.isOpen ? .ended : call.teletan_fingerprint != nil ? .readBack : .checks
+        // Before a teleTAN is issued in this call (after it, the history names this very call).
         var repeatWarning: String?
-        if let phone = call.phone_fingerprint, let last = try await history.lastTeleTAN(for: phone, now: time, on: db) {
+        if step == .checks, let phone = call.phone_fingerprint, let last = try await history.lastTeleTAN(for: phone, now: time, on: db) {
             repeatWarning = Self.repeatWarning(last: last, now: time, renderer: renderer, language: language)
         }
-        let step: CallPage.Step = !call.isOpen ? .ended : call.teletan_fingerprint != nil ? .readBack : .checks
+        // The teleTAN of this call not shown yet (the redirect after Issue was lost).
+        let teleTANWaiting = step == .readBack ? try await displays.isWaiting(sessionHash: user.sessionHash, now: time, on: db) : false
         let german = language == .german
         return try renderer.page(CallPage(
             callID: call.id.uuidString.lowercased(),
@@ -303,7 +318,7 @@ struct CallController: Sendable {
             checks: checks.all.map { check in
                 CallPage.Check(
                     id: check.id, label: german ? check.labelDE : check.labelEN, say: german ? check.sayDE : check.sayEN,
-                    required: check.required, checked: answered.contains(check.id))
+                    sayOther: german ? check.sayEN : check.sayDE, required: check.required, checked: answered.contains(check.id))
             },
             issueNonce: step == .checks ? nonces.make(sessionHash: user.sessionHash, now: time) : nil,
             phone: phone, name: name,
@@ -311,6 +326,8 @@ struct CallController: Sendable {
             error: error, errorOnPhone: errorField == "phone", errorOnName: errorField == "name",
             errorOnOutcome: errorField == "outcome", errorOnReadBack: errorField == "read-back",
             repeatWarning: repeatWarning,
+            teleTANWaiting: teleTANWaiting,
+            otherLanguage: language.other.rawValue,
             readBack: step == .readBack ? readBackSection(call, result: readBackResult, language: language) : nil,
             endedSummary: step == .ended ? renderer.text("hotline_ended_summary", in: language, [
                 "outcome": renderer.text("hotline_outcome_\(call.outcome ?? "other")", in: language),

@@ -67,6 +67,7 @@ struct CallbackController: Sendable {
         guard let row = try await callbacks.find(id, on: db) else { throw HTTPError(.notFound) }
         // Only the agent holding it sees the number; for everyone else the queue says why not.
         guard row.isWaiting, row.taken_by == user.username, row.holder(now: time, takeTimeout: callbacks.takeTimeout) == user.username,
+              row.created_at > time.addingTimeInterval(-callbacks.retention),
               let contact = callbacks.contact(of: row), let phone = PhoneNumber(contact.phone)
         else {
             let notice = !row.isWaiting || row.sealed_contact == nil ? "not_waiting" : "not_taken"
@@ -138,7 +139,7 @@ struct CallbackController: Sendable {
         let db = database.database(logger: context.logger)
         let language = context.language
         var entries: [CallbackQueuePage.Entry] = []
-        for row in try await callbacks.waiting(on: db) {
+        for row in try await callbacks.waiting(now: time, on: db) {
             guard let contact = callbacks.contact(of: row), let phone = PhoneNumber(contact.phone) else { continue }
             let holder = row.holder(now: time, takeTimeout: callbacks.takeTimeout)
             var warning: String?

@@ -24,6 +24,8 @@ struct CallPage: PageModel {
         let id: String
         let label: String
         let say: String?
+        /// The same question in the other language, for a caller who speaks it.
+        let sayOther: String?
         let required: Bool
         let checked: Bool
     }
@@ -66,6 +68,10 @@ struct CallPage: PageModel {
     let errorOnReadBack: Bool
     /// "This number received a teleTAN 3 days ago."
     let repeatWarning: String?
+    /// This call's teleTAN has not been shown yet: the page offers it.
+    let teleTANWaiting: Bool
+    /// `de` or `en`: the language of `Check.sayOther`.
+    let otherLanguage: String
     let readBack: ReadBackSection?
     let endedSummary: String?
 }

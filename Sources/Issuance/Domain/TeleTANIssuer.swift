@@ -105,7 +105,11 @@ package struct TeleTANIssuer: Sendable {
                       issuedTo: user.username, callID: purpose.callID, healthAuthority: purpose.healthAuthorityName),
                 sessionHash: user.sessionHash, now: time, on: tx)
             else { throw StillWaiting(fingerprint: fingerprint) }
-            try await purpose.onIssued?(fingerprint, tx)
+            do {
+                try await purpose.onIssued?(fingerprint, tx)
+            } catch let refusal as IssuanceRefusal {
+                throw RefusedAfterCreation(reason: refusal.reason, fingerprint: fingerprint, reference: issued.reference)
+            }
             try await issuedTeleTANs.record(
                 issuedBy: user.username, fingerprint: fingerprint, type: type.rawValue, reference: issued.reference,
                 issuedAt: issued.issuedAt, validUntil: issued.validUntil, healthAuthority: purpose.auditDetails["health_authority"], on: tx)
@@ -133,9 +137,21 @@ package struct TeleTANIssuer: Sendable {
             try await db.transaction { try await record(issued, $0) }
             metrics.teleTANIssued(type: type.rawValue)
             return .issued(type: type)
-        } catch let refusal as IssuanceRefusal {
-            // Embedded: nothing was committed. Remote: the server made a teleTAN nobody will see.
-            try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": refusal.reason]), at: time, on: db)
+        } catch let refusal as RefusedAfterCreation {
+            if service.sharesDatabase {
+                // Embedded: nothing was committed.
+                try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": refusal.reason]), at: time, on: db)
+            } else {
+                // Remote: the server made a teleTAN nobody will see; revoke it where the server can.
+                var revoked = "not_supported"
+                if let reference = refusal.reference {
+                    revoked = (try? await service.revoke(
+                        reference: reference, issuer: Issuer(username: user.username, roles: user.roles.cwaRoles), within: db
+                    ).rawValue) ?? "unavailable"
+                }
+                try await audit.append(event(
+                    .refused, refusal.fingerprint, ["type": type.rawValue, "reason": refusal.reason, "revoked": revoked]), at: time, on: db)
+            }
             return .refused(reason: refusal.reason)
         } catch let waiting as StillWaiting {
             // Embedded: nothing was committed. Remote: the server made a teleTAN nobody will see.
@@ -163,6 +179,7 @@ package struct TeleTANIssuer: Sendable {
     }
 
     private struct StillWaiting: Error { let fingerprint: String }
+    private struct RefusedAfterCreation: Error { let reason: String; let fingerprint: String; let reference: String? }
 
     /// The officer's own limits; an interval of zero is switched off (benchmarks).
     private func userLimits(_ user: ActingUser) -> [(rule: RateRule, key: String)] {

@@ -61,18 +61,18 @@ struct EventController: Sendable {
                     id: row.id.uuidString.lowercased(), requestedBy: row.requested_by, authority: name(of: row.health_authority),
                     requestedAt: renderer.dateTime(row.requested_at, in: language),
                     status: renderer.text("event_status_\(state.rawValue)", in: language, ["by": row.decided_by ?? ""]),
-                    issueNonce: approvedAndUsable && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil)
+                    approvedNonce: approvedAndUsable && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil)
             }
             toApprove = try await requests.awaitingDecision(by: user.username, now: time, on: db).map { row in
                 EventSection.Request(
                     id: row.id.uuidString.lowercased(), requestedBy: row.requested_by, authority: name(of: row.health_authority),
-                    requestedAt: renderer.dateTime(row.requested_at, in: language), status: "", issueNonce: nil)
+                    requestedAt: renderer.dateTime(row.requested_at, in: language), status: "", approvedNonce: nil)
             }
         }
         let notices = ["requested", "approved", "declined", "not_pending", "not_approved", "unknown_authority"]
         return EventSection(
             authorities: options, noAuthorities: authorities.all.isEmpty,
-            issueNonce: !twoPerson && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil,
+            directNonce: !twoPerson && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil,
             twoPerson: twoPerson, mayRequest: twoPerson,
             ownRequests: own, hasOwnRequests: !own.isEmpty, toApprove: toApprove, hasToApprove: !toApprove.isEmpty,
             notice: notice.flatMap { notices.contains($0) ? renderer.text("event_notice_\($0)", in: language) : nil })
@@ -155,6 +155,11 @@ struct EventController: Sendable {
         guard let row = try await requests.find(id, on: db), row.requested_by == user.username else { throw HTTPError(.notFound) }
         let authority = authorities.find(row.health_authority)
         let time = now()
+        // Checked again in the issuing transaction; checked here too so that a remote server is
+        // not asked for a teleTAN that would be refused.
+        guard row.state == .approved, (row.decided_at ?? .distantPast) > time.addingTimeInterval(-EventRequests.approvedFor) else {
+            return PageRenderer.redirect(to: "/?event=not_approved")
+        }
         let purpose = IssuancePurpose(
             auditDetails: ["health_authority": row.health_authority, "approved_by": row.decided_by ?? "", "request": id.uuidString.lowercased()],
             healthAuthorityName: authority?.name ?? row.health_authority,

@@ -87,13 +87,15 @@ struct EventSection: Sendable {
         let requestedAt: String
         let status: String
         /// The one-use token of the issuing form, for an approved request of the viewer's own.
-        let issueNonce: String?
+        /// Named apart from the page's `issueNonce`: a nil value here must not let the template
+        /// find the page's (Mustache looks a missing name up in the enclosing context).
+        let approvedNonce: String?
     }
 
     let authorities: [Authority]
     let noAuthorities: Bool
     /// Direct issuing (no four-eyes rule): the form's one-use token; nil while a teleTAN waits.
-    let issueNonce: String?
+    let directNonce: String?
     let twoPerson: Bool
     /// Under the four-eyes rule and while no teleTAN waits: the request form.
     let mayRequest: Bool

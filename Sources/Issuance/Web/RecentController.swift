@@ -56,7 +56,7 @@ struct RecentController: Sendable {
         }
         return try renderer.page(RecentPage(
             items: items, hasItems: !items.isEmpty, notice: notice,
-            statusUnknown: !references.isEmpty && statuses == nil), context: context)
+            statusUnknown: !rows.isEmpty && (statuses == nil || references.count < rows.count)), context: context)
     }
 
     @Sendable func revoke(_ request: Request, context: PortalRequestContext) async throws -> Response {

@@ -50,14 +50,14 @@ struct TeleTANController: Sendable {
             waiting = try await displays.isWaiting(sessionHash: user.sessionHash, now: now(), on: database.database(logger: context.logger))
         }
         let mayIssueEvent = user.may(.issueEventTeleTAN)
-        if mayIssueEvent && !mayIssue {
+        if (mayIssueEvent || user.may(.workHotlineCalls)) && !mayIssue {
             waiting = try await displays.isWaiting(sessionHash: user.sessionHash, now: now(), on: database.database(logger: context.logger))
         }
         return try renderer.page(HomePage(
             teleTANWasHidden: request.uri.queryParameters["hidden"] != nil,
             teleTANWaiting: waiting,
             issueNonce: mayIssue && !waiting ? nonces.make(sessionHash: user.sessionHash, now: now()) : nil,
-            mayIssue: mayIssue || mayIssueEvent,
+            mayIssue: mayIssue || mayIssueEvent || user.may(.workHotlineCalls),
             mayIssueTest: mayIssue,
             event: mayIssueEvent
                 ? try await events.section(for: user, waiting: waiting, notice: request.uri.queryParameters["event"].map(String.init),
