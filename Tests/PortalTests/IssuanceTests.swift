@@ -224,7 +224,7 @@ final class IssuanceTests: XCTestCase {
             let refused = try await portal.auditActions("teletan.issue").last
             XCTAssertEqual(refused?.outcome, "refused")
             XCTAssertEqual(refused?.detailValues["reason"], "rate_limit")
-            let colleague = try await portal.signedIn(.hotline)
+            let colleague = try await portal.session(username: "tt-officer-2", roles: [.officer])
             let issued5 = try await colleague.issueTeleTAN()
             XCTAssertNotNil(issued5, "the limit is per user")
         }
@@ -233,12 +233,12 @@ final class IssuanceTests: XCTestCase {
     func testGlobalLimit() async throws {
         try await PortalHarness.run(configure: { $0.teleTANMinimumInterval = .zero; $0.teleTANsPerHourGlobal = 2 }) { portal in
             let officer = try await portal.signedIn(.officer)
-            let hotline = try await portal.signedIn(.hotline)
+            let colleague2 = try await portal.session(username: "tt-officer-2", roles: [.officer])
             let issued6 = try await officer.issueTeleTAN()
             XCTAssertNotNil(issued6)
-            let issued7 = try await hotline.issueTeleTAN()
+            let issued7 = try await colleague2.issueTeleTAN()
             XCTAssertNotNil(issued7)
-            let limited = try await hotline.pressIssue()
+            let limited = try await colleague2.pressIssue()
             XCTAssertEqual(limited.status, .tooManyRequests)
             XCTAssertTrue(limited.body.contains("The limit of teleTANs for the whole service is reached."))
             XCTAssertNotNil(limited.headers[.retryAfter])

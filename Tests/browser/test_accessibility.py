@@ -227,7 +227,7 @@ def test_every_page_has_no_serious_accessibility_violation(browser, portal, secr
 
     # The other roles.
     sign_in(browser, portal, secrets_ledger, *HOTLINE)
-    assert browser.find_elements(By.ID, "issue-teletan")
+    assert browser.find_elements(By.ID, "link-hotline")
     audit.check("start page, hotline", "/")
     check_hotline_pages(audit, browser, portal, secrets_ledger, lang)
     sign_out(browser)
