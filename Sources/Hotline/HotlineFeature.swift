@@ -43,7 +43,7 @@ package struct HotlineFeature: PortalFeature {
         calls = CallController(
             database: foundation.database, csrf: foundation.csrf, checks: settings.checks, issuer: issuance.issuer,
             nonces: foundation.nonces, callbacks: callbacks, vault: vault, history: history, readBack: ReadBack(hasher: foundation.hasher),
-            displays: issuance.displays, audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
+            readBackNotes: ReadBackNotes(serverSecret: foundation.serverSecret), displays: issuance.displays, audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
         queue = CallbackController(
             database: foundation.database, csrf: foundation.csrf, callbacks: callbacks, history: history, audit: foundation.audit,
             renderer: foundation.renderer, now: foundation.now)

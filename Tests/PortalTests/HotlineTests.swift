@@ -264,7 +264,7 @@ final class HotlineTests: XCTestCase {
             let wrongChar = TeleTAN.alphabet.first { $0 != chars[3] }!
             chars[3] = wrongChar
             let typed = String(chars)
-            let wrong = try await agent.post(call + "/read-back", ["csrf": csrf, "read_back": typed.lowercased()])
+            let wrong = try await agent.readBack(call, csrf: csrf, typed.lowercased())
             XCTAssertEqual(wrong.status, .ok)
             XCTAssertTrue(wrong.body.contains("Does not match: read it again"), wrong.body)
             XCTAssertTrue(wrong.body.contains("Position 4: heard \(wrongChar)"), wrong.body)
@@ -272,13 +272,19 @@ final class HotlineTests: XCTestCase {
             XCTAssertFalse(wrong.body.contains(teleTAN), "the teleTAN is not shown again")
             XCTAssertTrue(wrong.body.contains("Read-backs left: 4"))
             // Far off: no positions.
-            let far = try await agent.post(call + "/read-back", ["csrf": csrf, "read_back": "ABC"])
+            let far = try await agent.readBack(call, csrf: csrf, "ABC")
             XCTAssertTrue(far.body.contains("too far off"))
             // Right, typed in groups with spaces.
             let groups = TeleTAN(teleTAN)!.groups.joined(separator: " ")
-            let right = try await agent.post(call + "/read-back", ["csrf": csrf, "read_back": groups])
+            let right = try await agent.readBack(call, csrf: csrf, groups)
             XCTAssertTrue(right.body.contains("Matches: the caller has the right teleTAN."), right.body)
             XCTAssertFalse(right.body.contains("id=\"check-read-back\""), "nothing more to check")
+            // The result is shown once; the match stays.
+            let again = try await agent.get(call)
+            XCTAssertFalse(again.body.contains("Does not match"))
+            XCTAssertTrue(again.body.contains("Matches"))
+            let sealedLeft = try await portal.count("SELECT COUNT(*) AS n FROM hotline_calls WHERE readback_sealed IS NOT NULL")
+            XCTAssertEqual(sealedLeft, 0)
             let entries = try await portal.auditActions("hotline.readback")
             XCTAssertEqual(entries.map(\.outcome), ["failure", "failure", "success"])
             for entry in entries { XCTAssertFalse(entry.details.contains(typed) || entry.details.contains(teleTAN)) }
@@ -296,12 +302,12 @@ final class HotlineTests: XCTestCase {
             let teleTAN = try XCTUnwrap(resultPage.teleTAN)
             let csrf = try await agent.get(call).hidden("csrf") ?? ""
             for _ in 0..<Calls.readBackLimit {
-                let page = try await agent.post(call + "/read-back", ["csrf": csrf, "read_back": "ZZZZ"])
+                let page = try await agent.readBack(call, csrf: csrf, "ZZZZ")
                 XCTAssertEqual(page.status, .ok)
             }
             // Even the right one is no longer compared: no more guesses.
-            let exhausted = try await agent.post(call + "/read-back", ["csrf": csrf, "read_back": teleTAN])
-            XCTAssertEqual(exhausted.status, .conflict)
+            let exhausted = try await agent.readBack(call, csrf: csrf, teleTAN)
+            XCTAssertEqual(exhausted.status, .ok)
             XCTAssertTrue(exhausted.body.contains("id=\"read-back-exhausted\""))
             XCTAssertFalse(exhausted.body.contains("Matches"))
         }
@@ -411,6 +417,14 @@ extension Browser {
         let queue = try await get("/hotline/callbacks")
         let ids = queue.body.matches(of: /id="callback-([0-9a-f-]{36})"/).map { String($0.output.1) }
         return ids.last ?? ""
+    }
+
+    /// Posts a read-back (answered with a redirect to the call page) and returns the call page.
+    func readBack(_ call: String, csrf: String, _ typed: String) async throws -> Page {
+        let posted = try await post(call + "/read-back", ["csrf": csrf, "read_back": typed])
+        XCTAssertEqual(posted.status, .seeOther)
+        XCTAssertEqual(posted.location, call)
+        return try await get(call)
     }
 
     /// A form POST with repeated names (`checks[]`).

@@ -37,6 +37,7 @@ package struct Calls: Sendable {
         package let teletan_issued_at: Date?
         package let readback_attempts: Int
         package let readback_result: String?
+        package let readback_sealed: String?
 
         package var isOpen: Bool { ended_at == nil }
 
@@ -57,7 +58,7 @@ package struct Calls: Sendable {
 
     private static let columns: SQLQueryString = """
         id, agent, started_at, ended_at, outcome, checks, callback_id, phone_fingerprint, teletan_fingerprint, teletan_issued_at,
-        readback_attempts, readback_result
+        readback_attempts, readback_result, readback_sealed
         """
 
     package func start(
@@ -67,9 +68,9 @@ package struct Calls: Sendable {
         let id = UUID()
         try await sql(db).raw("""
             INSERT INTO hotline_calls (id, agent, started_at, ended_at, outcome, checks, callback_id, phone_fingerprint,
-                teletan_fingerprint, teletan_issued_at, readback_attempts, readback_result)
+                teletan_fingerprint, teletan_issued_at, readback_attempts, readback_result, readback_sealed)
             VALUES (\(bind: id), \(bind: agent), \(bind: time), NULL, NULL, \(bind: Self.encode(answers)), \(bind: callbackID),
-                \(bind: phoneFingerprint), NULL, NULL, 0, NULL)
+                \(bind: phoneFingerprint), NULL, NULL, 0, NULL, NULL)
             """).run()
         return id
     }
@@ -104,9 +105,22 @@ package struct Calls: Sendable {
             """))
     }
 
+    /// Takes the last read-back's sealed result for showing it once.
+    package func takeReadBackResult(of id: UUID, agent: String, on db: any Database) async throws -> String? {
+        try await db.transaction { tx in
+            struct Row: Decodable { let readback_sealed: String? }
+            guard let sealed = try await sql(tx).raw("""
+                SELECT readback_sealed FROM hotline_calls WHERE id = \(bind: id) AND agent = \(bind: agent)
+                """).first(decoding: Row.self)?.readback_sealed
+            else { return nil }
+            try await sql(tx).raw("UPDATE hotline_calls SET readback_sealed = NULL WHERE id = \(bind: id)").run()
+            return sealed
+        }
+    }
+
     package func end(_ id: UUID, agent: String, outcome: CallOutcome, at time: Date, on db: any Database) async throws -> Bool {
         try await changed(sql(db).raw("""
-            UPDATE hotline_calls SET ended_at = \(bind: time), outcome = \(bind: outcome.rawValue)
+            UPDATE hotline_calls SET ended_at = \(bind: time), outcome = \(bind: outcome.rawValue), readback_sealed = NULL
             WHERE id = \(bind: id) AND agent = \(bind: agent) AND ended_at IS NULL
             RETURNING id
             """))
@@ -114,11 +128,11 @@ package struct Calls: Sendable {
 
     /// Counts one read-back of `agent`'s open call with a teleTAN, within the limit; the attempt's
     /// number, or nil when none is allowed.
-    package func countReadBack(of id: UUID, agent: String, matched: Bool, on db: any Database) async throws -> Int? {
+    package func countReadBack(of id: UUID, agent: String, matched: Bool, sealedResult: String, on db: any Database) async throws -> Int? {
         struct Count: Decodable { let readback_attempts: Int }
         return try await sql(db).raw("""
             UPDATE hotline_calls SET readback_attempts = readback_attempts + 1,
-                readback_result = \(bind: matched ? "matched" : "mismatched")
+                readback_result = \(bind: matched ? "matched" : "mismatched"), readback_sealed = \(bind: sealedResult)
             WHERE id = \(bind: id) AND agent = \(bind: agent) AND ended_at IS NULL AND teletan_fingerprint IS NOT NULL
               AND readback_attempts < \(bind: Self.readBackLimit) AND (readback_result IS NULL OR readback_result <> 'matched')
             RETURNING readback_attempts
@@ -128,7 +142,7 @@ package struct Calls: Sendable {
     /// Closes calls left open too long; their ids and agents.
     package func closeAbandoned(now: Date, on db: any Database) async throws -> [Row] {
         try await sql(db).raw("""
-            UPDATE hotline_calls SET ended_at = \(bind: now), outcome = \(bind: CallOutcome.abandoned.rawValue)
+            UPDATE hotline_calls SET ended_at = \(bind: now), outcome = \(bind: CallOutcome.abandoned.rawValue), readback_sealed = NULL
             WHERE ended_at IS NULL AND started_at <= \(bind: now.addingTimeInterval(-Self.abandonedAfter))
             RETURNING \(Self.columns)
             """).all(decoding: Row.self)

@@ -23,6 +23,9 @@ struct CreateHotlineTables: AsyncMigration {
             .field("teletan_issued_at", .datetime)
             .field("readback_attempts", .int, .required)
             .field("readback_result", .string)
+            // The last read-back's result until the call page shows it (sealed: it may name
+            // characters of the teleTAN).
+            .field("readback_sealed", .string)
             .create()
         try await sql(database).raw("CREATE INDEX hotline_calls_started ON hotline_calls (started_at)").run()
         // A callback: the caller's number and name sealed (AES-GCM), deleted when it ends.

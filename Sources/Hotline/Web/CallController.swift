@@ -22,6 +22,7 @@ struct CallController: Sendable {
     let vault: ContactVault
     let history: NumberHistory
     let readBack: ReadBack
+    let readBackNotes: ReadBackNotes
     let displays: PendingDisplays
     let audit: AuditLog
     let renderer: PageRenderer
@@ -92,7 +93,13 @@ struct CallController: Sendable {
 
     @Sendable func show(_ request: Request, context: PortalRequestContext) async throws -> Response {
         let (user, call) = try await ownCall(context)
-        return try await page(for: call, user: user, context: context)
+        // The last read-back's result, shown once (a HEAD leaves it).
+        var result: ReadBack.Result?
+        if call.readback_sealed != nil, request.method == .get,
+           let sealed = try await calls.takeReadBackResult(of: call.id, agent: user.username, on: database.database(logger: context.logger)) {
+            result = readBackNotes.open(sealed, for: call.id)
+        }
+        return try await page(for: call, user: user, context: context, readBackResult: result)
     }
 
     // MARK: - Actions
@@ -191,16 +198,17 @@ struct CallController: Sendable {
         return PageRenderer.redirect(to: "/hotline?done=ended")
     }
 
+    /// Checks a read-back and answers with a redirect to the call page, which shows the result
+    /// once: the browser keeps no form with the typed characters in its history.
     @Sendable func checkReadBack(_ request: Request, context: PortalRequestContext) async throws -> Response {
         let (user, call) = try await ownCall(context)
         let form = try await request.decode(as: ReadBackForm.self, context: context)
         try csrf.require(form.csrf, for: user)
         guard let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
-        guard call.isOpen, let fingerprint = call.teletan_fingerprint else { return PageRenderer.redirect(to: Self.path(call.id)) }
-        // Nothing is compared once a read-back matched or none is left.
-        guard call.readback_result != "matched", call.readback_attempts < Calls.readBackLimit else {
-            return try await page(for: call, user: user, context: context, status: .conflict)
-        }
+        // Nothing is compared once a read-back matched or none is left (the page then says so).
+        guard call.isOpen, let fingerprint = call.teletan_fingerprint, call.readback_result != "matched",
+              call.readback_attempts < Calls.readBackLimit
+        else { return PageRenderer.redirect(to: Self.path(call.id)) }
         let typed = form.readBack ?? ""
         guard !ReadBack.normalised(typed).isEmpty else {
             return try await page(
@@ -208,23 +216,19 @@ struct CallController: Sendable {
                 error: renderer.text("hotline_error_read_back_empty", in: context.language), errorField: "read-back")
         }
         let result = readBack.compare(typed, fingerprint: fingerprint)
+        let sealed = try readBackNotes.seal(result, for: call.id)
         let time = now()
-        let db = database.database(logger: context.logger)
-        let attempt: Int? = try await db.transaction { tx in
-            guard let attempt = try await calls.countReadBack(of: call.id, agent: user.username, matched: result == .matches, on: tx) else {
-                return nil
-            }
+        try await database.database(logger: context.logger).transaction { tx in
+            guard let attempt = try await calls.countReadBack(
+                of: call.id, agent: user.username, matched: result == .matches, sealedResult: sealed, on: tx)
+            else { return }
             try await audit.append(AuditEvent(
                 action: .hotlineReadBack, outcome: result == .matches ? .success : .failure, actor: acting.username,
                 role: acting.role.rawValue, address: acting.address, requestID: acting.requestID, subject: fingerprint,
                 details: ["call": call.id.uuidString.lowercased(), "attempt": String(attempt),
                           "result": result == .matches ? "matches" : "does_not_match"]), at: time, on: tx)
-            return attempt
         }
-        guard attempt != nil, let updated = try await calls.find(call.id, on: db) else {
-            return try await page(for: call, user: user, context: context, status: .conflict)
-        }
-        return try await page(for: updated, user: user, context: context, readBackResult: result)
+        return PageRenderer.redirect(to: Self.path(call.id))
     }
 
     @Sendable func passedOn(_ request: Request, context: PortalRequestContext) async throws -> Response {

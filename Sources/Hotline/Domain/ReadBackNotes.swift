@@ -1,0 +1,54 @@
+import Crypto
+import Foundation
+
+/// The result of a read-back between the POST that checked it and the page that shows it: the
+/// check answers with a redirect (so the browser keeps no form with the typed characters in its
+/// history), and the result waits on the call, sealed like a waiting teleTAN (it can name
+/// characters of the teleTAN), until the call page shows it once.
+package struct ReadBackNotes: Sendable {
+    private struct Note: Codable {
+        struct Difference: Codable {
+            let position: Int
+            let heard: String?
+            let actual: String?
+        }
+        /// `matches`, `differs` or `everywhere`.
+        let kind: String
+        let differences: [Difference]
+    }
+
+    private let key: SymmetricKey
+
+    package init(serverSecret: SymmetricKey) {
+        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: serverSecret, info: Data("hotline-readback".utf8), outputByteCount: 32)
+    }
+
+    func seal(_ result: ReadBack.Result, for callID: UUID) throws -> String {
+        let note: Note = switch result {
+        case .matches: Note(kind: "matches", differences: [])
+        case .differsEverywhere: Note(kind: "everywhere", differences: [])
+        case .differs(let found):
+            Note(kind: "differs", differences: found.map {
+                .init(position: $0.position, heard: $0.heard.map(String.init), actual: $0.actual.map(String.init))
+            })
+        }
+        let box = try AES.GCM.seal(JSONEncoder().encode(note), using: key, authenticating: Data(callID.uuidString.utf8))
+        guard let combined = box.combined else { throw CryptoKitError.incorrectParameterSize }
+        return combined.base64EncodedString()
+    }
+
+    func open(_ sealed: String, for callID: UUID) -> ReadBack.Result? {
+        guard let data = Data(base64Encoded: sealed), let box = try? AES.GCM.SealedBox(combined: data),
+              let plain = try? AES.GCM.open(box, using: key, authenticating: Data(callID.uuidString.utf8)),
+              let note = try? JSONDecoder().decode(Note.self, from: plain)
+        else { return nil }
+        switch note.kind {
+        case "matches": return .matches
+        case "differs":
+            return .differs(note.differences.map {
+                .init(position: $0.position, heard: $0.heard.flatMap(\.first), actual: $0.actual.flatMap(\.first))
+            })
+        default: return .differsEverywhere
+        }
+    }
+}
