@@ -355,7 +355,7 @@ def test_a_hotline_call_from_the_checks_through_a_callback_to_the_read_back(brow
     secrets_ledger.add_secret(wrong, "mistyped read-back")
     type_into(browser, "read-back", wrong)
     click_and_wait(browser, browser.find_element(By.ID, "check-read-back"))
-    assert path_of(browser) == f"/hotline/calls/{second_call}/read-back"
+    assert path_of(browser) == f"/hotline/calls/{second_call}"
     assert text_of(browser, "read-back-result") == texts["differs"]
     assert "error" in browser.find_element(By.ID, "read-back-result").get_attribute("class").split()
     differences = [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#read-back-differences > li")]
