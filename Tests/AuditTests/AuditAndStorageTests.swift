@@ -16,17 +16,7 @@ final class AuditAndStorageTests: XCTestCase {
     let migrations: [any Migration] = [CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), AddRevocation()]
 
     private func withDatabase(_ body: (any Database) async throws -> Void) async throws {
-        try await TestDatabases.forEach { location in
-            let database = try PortalDatabase(location: location, logger: logger)
-            do {
-                try await database.migrate(migrations, logger: logger)
-                try await body(database.database(logger: logger))
-            } catch {
-                await database.shutdown()
-                throw error
-            }
-            await database.shutdown()
-        }
+        try await TestDatabases.forEachMigrated(migrations, body)
     }
 
     private func appendSample(_ count: Int, on db: any Database) async throws {

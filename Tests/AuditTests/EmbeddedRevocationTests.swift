@@ -14,17 +14,7 @@ final class EmbeddedRevocationTests: XCTestCase {
     let migrations: [any Migration] = [CreateRateLimitTables(), CreateTeleTANRecords(), CreateLifecycleRecords(), AddRevocation()]
 
     private func withDatabase(_ body: (any Database) async throws -> Void) async throws {
-        try await TestDatabases.forEach { location in
-            let database = try PortalDatabase(location: location, logger: logger)
-            do {
-                try await database.migrate(migrations, logger: logger)
-                try await body(database.database(logger: logger))
-            } catch {
-                await database.shutdown()
-                throw error
-            }
-            await database.shutdown()
-        }
+        try await TestDatabases.forEachMigrated(migrations, body)
     }
 
     func testStatusesAndRevocationOfTheIssuersOwnTeleTANs() async throws {

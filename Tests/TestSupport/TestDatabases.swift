@@ -52,6 +52,21 @@ package enum TestDatabases {
         }
     }
 
+    /// Runs `body` once per database, migrated with `migrations`, and shuts the database down.
+    package static func forEachMigrated(_ migrations: [any Migration], _ body: (any Database) async throws -> Void) async throws {
+        try await forEach { location in
+            let database = try PortalDatabase(location: location, logger: testLogger)
+            do {
+                try await database.migrate(migrations, logger: testLogger)
+                try await body(database.database(logger: testLogger))
+            } catch {
+                await database.shutdown()
+                throw error
+            }
+            await database.shutdown()
+        }
+    }
+
     package struct Failure: Error, CustomStringConvertible {
         package let location: DatabaseLocation
         package let underlying: any Error

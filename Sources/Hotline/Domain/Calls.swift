@@ -41,10 +41,13 @@ package struct Calls: Sendable {
 
         package var isOpen: Bool { ended_at == nil }
 
-        /// The ticked checks (the record keeps every check asked, ticked or not).
-        package var answers: Set<String> {
-            Set((try? JSONDecoder().decode([String: Bool].self, from: Data(checks.utf8)))?.filter(\.value).map(\.key) ?? [])
+        /// Every check asked, with its answer.
+        package var answerMap: [String: Bool] {
+            (try? JSONDecoder().decode([String: Bool].self, from: Data(checks.utf8))) ?? [:]
         }
+
+        /// The ticked checks.
+        package var answers: Set<String> { Set(answerMap.filter(\.value).map(\.key)) }
     }
 
     /// Read-backs allowed per call: enough for a few slips, not for guessing.
@@ -148,9 +151,18 @@ package struct Calls: Sendable {
             """).all(decoding: Row.self)
     }
 
+    /// What the overview counts of a call.
+    package struct Summary: Decodable, Sendable {
+        package let started_at: Date
+        package let outcome: String?
+        package let teletan_issued_at: Date?
+    }
+
     /// Calls started since `start`, for the overview (counts only).
-    package func started(since start: Date, on db: any Database) async throws -> [Row] {
-        try await sql(db).raw("SELECT \(Self.columns) FROM hotline_calls WHERE started_at >= \(bind: start)").all(decoding: Row.self)
+    package func started(since start: Date, on db: any Database) async throws -> [Summary] {
+        try await sql(db).raw("""
+            SELECT started_at, outcome, teletan_issued_at FROM hotline_calls WHERE started_at >= \(bind: start)
+            """).all(decoding: Summary.self)
     }
 
     /// Number fingerprints go after the repeat-caller window; call records after ``kept``.

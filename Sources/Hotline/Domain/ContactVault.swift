@@ -11,26 +11,21 @@ package struct ContactVault: Sendable {
         package let name: String
     }
 
-    private let key: SymmetricKey
+    private let sealer: Sealer
     private let hasher: KeyedHasher
 
     package init(serverSecret: SymmetricKey, hasher: KeyedHasher) {
-        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: serverSecret, info: Data("hotline-contact".utf8), outputByteCount: 32)
+        sealer = Sealer(serverSecret: serverSecret, purpose: "hotline-contact")
         self.hasher = hasher
     }
 
     func seal(_ contact: Contact, for callbackID: UUID) throws -> String {
-        let box = try AES.GCM.seal(JSONEncoder().encode(contact), using: key, authenticating: Data(callbackID.uuidString.utf8))
-        guard let combined = box.combined else { throw CryptoKitError.incorrectParameterSize }
-        return combined.base64EncodedString()
+        try sealer.seal(contact, boundTo: callbackID.uuidString)
     }
 
     /// The contact, or nil when the row was changed or the secret replaced.
     func open(_ sealed: String, for callbackID: UUID) -> Contact? {
-        guard let data = Data(base64Encoded: sealed), let box = try? AES.GCM.SealedBox(combined: data),
-              let plain = try? AES.GCM.open(box, using: key, authenticating: Data(callbackID.uuidString.utf8))
-        else { return nil }
-        return try? JSONDecoder().decode(Contact.self, from: plain)
+        sealer.open(Contact.self, from: sealed, boundTo: callbackID.uuidString)
     }
 
     /// The keyed fingerprint of a normalised number: for repeat-caller warnings and the audit.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TeleTAN
 
 /// The result of a read-back between the POST that checked it and the page that shows it: the
 /// check answers with a redirect (so the browser keeps no form with the typed characters in its
@@ -17,10 +18,10 @@ package struct ReadBackNotes: Sendable {
         let differences: [Difference]
     }
 
-    private let key: SymmetricKey
+    private let sealer: Sealer
 
     package init(serverSecret: SymmetricKey) {
-        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: serverSecret, info: Data("hotline-readback".utf8), outputByteCount: 32)
+        sealer = Sealer(serverSecret: serverSecret, purpose: "hotline-readback")
     }
 
     func seal(_ result: ReadBack.Result, for callID: UUID) throws -> String {
@@ -32,16 +33,11 @@ package struct ReadBackNotes: Sendable {
                 .init(position: $0.position, heard: $0.heard.map(String.init), actual: $0.actual.map(String.init))
             })
         }
-        let box = try AES.GCM.seal(JSONEncoder().encode(note), using: key, authenticating: Data(callID.uuidString.utf8))
-        guard let combined = box.combined else { throw CryptoKitError.incorrectParameterSize }
-        return combined.base64EncodedString()
+        return try sealer.seal(note, boundTo: callID.uuidString)
     }
 
     func open(_ sealed: String, for callID: UUID) -> ReadBack.Result? {
-        guard let data = Data(base64Encoded: sealed), let box = try? AES.GCM.SealedBox(combined: data),
-              let plain = try? AES.GCM.open(box, using: key, authenticating: Data(callID.uuidString.utf8)),
-              let note = try? JSONDecoder().decode(Note.self, from: plain)
-        else { return nil }
+        guard let note = sealer.open(Note.self, from: sealed, boundTo: callID.uuidString) else { return nil }
         switch note.kind {
         case "matches": return .matches
         case "differs":

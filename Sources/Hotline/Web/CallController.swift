@@ -105,97 +105,72 @@ struct CallController: Sendable {
     // MARK: - Actions
 
     @Sendable func issue(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        let (user, call, form, acting) = try await callForm(request, context)
-        guard call.isOpen, call.teletan_fingerprint == nil else { return PageRenderer.redirect(to: Self.path(call.id)) }
-        let ticked = Set(form.checks ?? [])
-        let time = now()
-        let db = database.database(logger: context.logger)
-        try await recordAnswers(ticked, of: call, by: acting, at: time, on: db)
-        let missing = checks.requiredIDs.filter { !ticked.contains($0) }
-        guard missing.isEmpty else {
-            try await audit.append(AuditEvent(
-                action: .teleTANIssue, outcome: .refused, actor: acting.username, role: acting.role.rawValue, address: acting.address,
-                requestID: acting.requestID, subject: nil,
-                details: ["type": TeleTANType.test.rawValue, "reason": "required_check_missing", "call": call.id.uuidString.lowercased(),
-                          "missing": missing.joined(separator: ",")]), at: time, on: db)
-            return try await page(
-                for: call, user: user, context: context, ticked: ticked, phone: form.phone, name: form.name, status: .badRequest,
-                error: renderer.text("hotline_error_required", in: context.language))
-        }
-        let callID = call.id
-        let phone = call.phone_fingerprint
-        let purpose = IssuancePurpose(
-            auditDetails: ["call": callID.uuidString.lowercased()], callID: callID.uuidString.lowercased(),
-            onIssued: { [calls, history] fingerprint, tx in
-                guard try await calls.attachTeleTAN(fingerprint, to: callID, agent: user.username, at: time, on: tx) else {
-                    throw IssuanceRefusal(reason: "call_not_open")
-                }
-                if let phone { try await history.record(phone, at: time, on: tx) }
-            })
-        switch try await issuer.issue(type: .test, by: acting, nonce: form.nonce ?? "", for: purpose) {
-        case .formInvalid: throw FormExpired()
-        case .refused: return PageRenderer.redirect(to: Self.path(callID))
-        case .issued, .formAlreadyUsed, .teleTANWaiting: return PageRenderer.redirect(to: "/teletan/result")
+        try await withOpenCall(request, context) { action in
+            let (call, form, acting, ticked, time) = (action.call, action.form, action.acting, action.ticked, action.time)
+            let missing = checks.requiredIDs.filter { !ticked.contains($0) }
+            guard missing.isEmpty else {
+                try await audit.append(AuditEvent(.teleTANIssue, .refused, by: acting, details: [
+                    "type": TeleTANType.test.rawValue, "reason": "required_check_missing", "call": call.id.uuidString.lowercased(),
+                    "missing": missing.joined(separator: ","),
+                ]), at: time, on: action.db)
+                return try await action.page(error: renderer.text("hotline_error_required", in: context.language))
+            }
+            let callID = call.id
+            let phone = call.phone_fingerprint
+            let purpose = IssuancePurpose(
+                auditDetails: ["call": callID.uuidString.lowercased()], callID: callID.uuidString.lowercased(),
+                onIssued: { [calls, history] fingerprint, tx in
+                    guard try await calls.attachTeleTAN(fingerprint, to: callID, agent: acting.username, at: time, on: tx) else {
+                        throw IssuanceRefusal(reason: "call_not_open")
+                    }
+                    if let phone { try await history.record(phone, at: time, on: tx) }
+                })
+            switch try await issuer.issue(type: .test, by: acting, nonce: form.nonce ?? "", for: purpose) {
+            case .formInvalid: throw FormExpired()
+            case .refused: return PageRenderer.redirect(to: Self.path(callID))
+            case .issued, .formAlreadyUsed, .teleTANWaiting: return PageRenderer.redirect(to: "/teletan/result")
+            }
         }
     }
 
     @Sendable func callBackLater(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        let (user, call, form, acting) = try await callForm(request, context)
-        guard call.isOpen, call.teletan_fingerprint == nil else { return PageRenderer.redirect(to: Self.path(call.id)) }
-        let ticked = Set(form.checks ?? [])
-        let time = now()
-        let db = database.database(logger: context.logger)
-        try await recordAnswers(ticked, of: call, by: acting, at: time, on: db)
-        let phone = PhoneNumber(form.phone ?? "")
-        let name = PersonName.validated(form.name ?? "")
-        guard let phone, let name else {
-            // Everything typed comes back, so nothing has to be typed again.
-            let message = phone == nil
-                ? renderer.text("hotline_error_phone", in: context.language) : renderer.text("hotline_error_name", in: context.language)
-            return try await page(
-                for: call, user: user, context: context, ticked: ticked, phone: form.phone, name: form.name, status: .badRequest,
-                error: message, errorField: phone == nil ? "phone" : "name")
+        try await withOpenCall(request, context) { action in
+            let (call, form, acting, time) = (action.call, action.form, action.acting, action.time)
+            guard let phone = PhoneNumber(form.phone ?? "") else {
+                return try await action.page(error: renderer.text("hotline_error_phone", in: context.language), field: "phone")
+            }
+            guard let name = PersonName.validated(form.name ?? "") else {
+                return try await action.page(error: renderer.text("hotline_error_name", in: context.language), field: "name")
+            }
+            let phoneFingerprint = vault.fingerprint(of: phone)
+            let queued = try await action.db.transaction { tx in
+                // Ending the call first: a second submit (a double click) finds it ended and queues nothing.
+                guard try await calls.end(call.id, agent: acting.username, outcome: .callbackQueued, at: time, on: tx) else { return false }
+                let id = try await callbacks.queue(
+                    from: call.id, contact: .init(phone: phone.e164, name: name), phoneFingerprint: phoneFingerprint, at: time, on: tx)
+                let repeated = try await history.lastTeleTAN(for: phoneFingerprint, now: time, on: tx) != nil
+                try await audit.append(AuditEvent(.hotlineCallbackQueued, .success, by: acting, subject: "callback:\(id.uuidString.lowercased())",
+                    details: ["call": call.id.uuidString.lowercased(), "number": phoneFingerprint, "name": vault.fingerprint(ofName: name),
+                              "repeat_caller": repeated ? "yes" : "no"]), at: time, on: tx)
+                try await audit.append(ended(call, .callbackQueued, acting, at: time), at: time, on: tx)
+                return true
+            }
+            return PageRenderer.redirect(to: queued ? "/hotline?done=callback_queued" : Self.path(call.id))
         }
-        let phoneFingerprint = vault.fingerprint(of: phone)
-        struct AlreadyEnded: Error {}
-        do {
-        try await db.transaction { tx in
-            let id = try await callbacks.queue(
-                from: call.id, contact: .init(phone: phone.e164, name: name), phoneFingerprint: phoneFingerprint, at: time, on: tx)
-            // A second submit (a double click) finds the call ended: nothing more is queued.
-            guard try await calls.end(call.id, agent: user.username, outcome: .callbackQueued, at: time, on: tx) else { throw AlreadyEnded() }
-            let repeated = try await history.lastTeleTAN(for: phoneFingerprint, now: time, on: tx) != nil
-            try await audit.append(AuditEvent(
-                action: .hotlineCallbackQueued, outcome: .success, actor: acting.username, role: acting.role.rawValue,
-                address: acting.address, requestID: acting.requestID, subject: "callback:\(id.uuidString.lowercased())",
-                details: ["call": call.id.uuidString.lowercased(), "number": phoneFingerprint, "name": vault.fingerprint(ofName: name),
-                          "repeat_caller": repeated ? "yes" : "no"]), at: time, on: tx)
-            try await audit.append(ended(call, .callbackQueued, acting, at: time), at: time, on: tx)
-        }
-        } catch is AlreadyEnded {
-            return PageRenderer.redirect(to: Self.path(call.id))
-        }
-        return PageRenderer.redirect(to: "/hotline?done=callback_queued")
     }
 
     @Sendable func end(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        let (user, call, form, acting) = try await callForm(request, context)
-        // A call with a teleTAN ends with "I have passed it on" (an old tab's End call changes nothing).
-        guard call.isOpen, call.teletan_fingerprint == nil else { return PageRenderer.redirect(to: Self.path(call.id)) }
-        let ticked = Set(form.checks ?? [])
-        let time = now()
-        let db = database.database(logger: context.logger)
-        guard let outcome = form.outcome.flatMap(CallOutcome.init(rawValue:)), CallOutcome.endable.contains(outcome) else {
-            return try await page(
-                for: call, user: user, context: context, ticked: ticked, phone: form.phone, name: form.name, status: .badRequest,
-                error: renderer.text("hotline_error_outcome", in: context.language), errorField: "outcome")
+        try await withOpenCall(request, context) { action in
+            guard let outcome = action.form.outcome.flatMap(CallOutcome.init(rawValue:)), CallOutcome.endable.contains(outcome) else {
+                return try await action.page(error: renderer.text("hotline_error_outcome", in: context.language), field: "outcome")
+            }
+            let (call, acting, time) = (action.call, action.acting, action.time)
+            try await action.db.transaction { tx in
+                guard try await calls.end(call.id, agent: acting.username, outcome: outcome, at: time, on: tx) else { return }
+                try await audit.append(ended(call, outcome, acting, at: time), at: time, on: tx)
+            }
+            return PageRenderer.redirect(to: "/hotline?done=ended")
         }
-        try await recordAnswers(ticked, of: call, by: acting, at: time, on: db)
-        try await db.transaction { tx in
-            guard try await calls.end(call.id, agent: user.username, outcome: outcome, at: time, on: tx) else { return }
-            try await audit.append(ended(call, outcome, acting, at: time), at: time, on: tx)
-        }
-        return PageRenderer.redirect(to: "/hotline?done=ended")
     }
 
     /// Checks a read-back and answers with a redirect to the call page, which shows the result
@@ -222,9 +197,7 @@ struct CallController: Sendable {
             guard let attempt = try await calls.countReadBack(
                 of: call.id, agent: user.username, matched: result == .matches, sealedResult: sealed, on: tx)
             else { return }
-            try await audit.append(AuditEvent(
-                action: .hotlineReadBack, outcome: result == .matches ? .success : .failure, actor: acting.username,
-                role: acting.role.rawValue, address: acting.address, requestID: acting.requestID, subject: fingerprint,
+            try await audit.append(AuditEvent(.hotlineReadBack, result == .matches ? .success : .failure, by: acting, subject: fingerprint,
                 details: ["call": call.id.uuidString.lowercased(), "attempt": String(attempt),
                           "result": result == .matches ? "matches" : "does_not_match"]), at: time, on: tx)
         }
@@ -260,12 +233,46 @@ struct CallController: Sendable {
         return (user, call)
     }
 
-    private func callForm(_ request: Request, _ context: PortalRequestContext) async throws -> (SignedInUser, Calls.Row, CallForm, ActingUser) {
+    /// A submit of the call page's form, on the agent's own call while it is open and has no
+    /// teleTAN yet (else the call page): the ticked checks are recorded first, whichever button
+    /// was pressed.
+    private struct CallAction {
+        let user: SignedInUser
+        let call: Calls.Row
+        let form: CallForm
+        let acting: ActingUser
+        let ticked: Set<String>
+        let time: Date
+        let db: any Database
+        /// The call page again, with an error and everything the agent typed.
+        let page: (_ error: String, _ field: String?) async throws -> Response
+
+        func page(error: String, field: String? = nil) async throws -> Response {
+            try await page(error, field)
+        }
+    }
+
+    private func withOpenCall(
+        _ request: Request, _ context: PortalRequestContext, _ body: (CallAction) async throws -> Response
+    ) async throws -> Response {
         let (user, call) = try await ownCall(context)
         let form = try await request.decode(as: CallForm.self, context: context)
         try csrf.require(form.csrf, for: user)
         guard let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
-        return (user, call, form, acting)
+        // An ended call, or one with a teleTAN (which ends with "I have passed it on"): an old
+        // tab's buttons change nothing.
+        guard call.isOpen, call.teletan_fingerprint == nil else { return PageRenderer.redirect(to: Self.path(call.id)) }
+        let ticked = Set(form.checks ?? [])
+        let time = now()
+        let db = database.database(logger: context.logger)
+        try await recordAnswers(ticked, of: call, by: acting, at: time, on: db)
+        return try await body(CallAction(
+            user: user, call: call, form: form, acting: acting, ticked: ticked, time: time, db: db,
+            page: { error, field in
+                try await page(
+                    for: call, user: user, context: context, ticked: ticked, phone: form.phone, name: form.name, status: .badRequest,
+                    error: error, errorField: field)
+            }))
     }
 
     /// Every configured check with its answer.
@@ -286,8 +293,7 @@ struct CallController: Sendable {
     private func event(
         _ action: AuditAction, _ outcome: AuditEvent.Outcome, _ user: ActingUser, call id: UUID, _ details: [String: String] = [:]
     ) -> AuditEvent {
-        AuditEvent(action: action, outcome: outcome, actor: user.username, role: user.role.rawValue, address: user.address,
-                   requestID: user.requestID, subject: "call:\(id.uuidString.lowercased())", details: details)
+        AuditEvent(action, outcome, by: user, subject: "call:\(id.uuidString.lowercased())", details: details)
     }
 
     private func ended(_ call: Calls.Row, _ outcome: CallOutcome, _ user: ActingUser, at time: Date) -> AuditEvent {

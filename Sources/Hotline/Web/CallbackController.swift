@@ -48,9 +48,7 @@ struct CallbackController: Sendable {
         let time = now()
         let db = database.database(logger: context.logger)
         let result = try await callbacks.take(id, by: user.username, now: time, on: db)
-        try await audit.append(AuditEvent(
-            action: .hotlineCallbackTaken, outcome: result == .taken ? .success : .refused, actor: acting.username,
-            role: acting.role.rawValue, address: acting.address, requestID: acting.requestID, subject: "callback:\(id.uuidString.lowercased())",
+        try await audit.append(AuditEvent(.hotlineCallbackTaken, result == .taken ? .success : .refused, by: acting, subject: "callback:\(id.uuidString.lowercased())",
             details: result == .taken ? [:] : ["reason": result == .takenByOther ? "taken_by_other" : "not_waiting"]), at: time, on: db)
         switch result {
         case .taken: return PageRenderer.redirect(to: "/hotline/callbacks/\(id.uuidString.lowercased())")
@@ -66,7 +64,7 @@ struct CallbackController: Sendable {
         let db = database.database(logger: context.logger)
         guard let row = try await callbacks.find(id, on: db) else { throw HTTPError(.notFound) }
         // Only the agent holding it sees the number; for everyone else the queue says why not.
-        guard row.isWaiting, row.taken_by == user.username, row.holder(now: time, takeTimeout: callbacks.takeTimeout) == user.username,
+        guard row.holder(now: time, takeTimeout: callbacks.takeTimeout) == user.username,
               row.created_at > time.addingTimeInterval(-callbacks.retention),
               let contact = callbacks.contact(of: row), let phone = PhoneNumber(contact.phone)
         else {
@@ -96,9 +94,7 @@ struct CallbackController: Sendable {
         let time = now()
         let db = database.database(logger: context.logger)
         let subject = "callback:\(id.uuidString.lowercased())"
-        let base = AuditEvent(
-            action: .hotlineCallbackAttempt, outcome: .success, actor: acting.username, role: acting.role.rawValue,
-            address: acting.address, requestID: acting.requestID, subject: subject, details: ["result": outcome.rawValue])
+        let base = AuditEvent(.hotlineCallbackAttempt, .success, by: acting, subject: subject, details: ["result": outcome.rawValue])
         let next: String = try await db.transaction { tx in
             let original = try await callbacks.find(id, on: tx)
             let recorded = try await callbacks.record(outcome, of: id, by: user.username, now: time, on: tx)
@@ -120,12 +116,9 @@ struct CallbackController: Sendable {
                 guard outcome == .reached, let original else { return "/hotline/callbacks?notice=\(closedAs)" }
                 // The caller is on the line again: a new call, with the first call's answers.
                 let first = try await calls.find(original.call_id, on: tx)
-                let answers = (try? JSONDecoder().decode([String: Bool].self, from: Data((first?.checks ?? "{}").utf8))) ?? [:]
                 let call = try await calls.start(
-                    agent: user.username, at: time, answers: answers, callbackID: id, phoneFingerprint: phoneFingerprint, on: tx)
-                try await audit.append(AuditEvent(
-                    action: .hotlineCallStarted, outcome: .success, actor: acting.username, role: acting.role.rawValue,
-                    address: acting.address, requestID: acting.requestID, subject: "call:\(call.uuidString.lowercased())",
+                    agent: user.username, at: time, answers: first?.answerMap ?? [:], callbackID: id, phoneFingerprint: phoneFingerprint, on: tx)
+                try await audit.append(AuditEvent(.hotlineCallStarted, .success, by: acting, subject: "call:\(call.uuidString.lowercased())",
                     details: ["callback": id.uuidString.lowercased()]), at: time, on: tx)
                 return CallController.path(call)
             }

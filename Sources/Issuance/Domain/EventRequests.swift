@@ -22,6 +22,17 @@ package struct EventRequests: Sendable {
         package let decided_at: Date?
 
         package var state: Status { Status(rawValue: status) ?? .expired }
+
+        /// Approved, and the approval not older than ``EventRequests/approvedFor``: the requester may
+        /// issue (`markIssued` checks the same in SQL).
+        package func isUsableApproval(at time: Date) -> Bool {
+            state == .approved && (decided_at ?? .distantPast) > time.addingTimeInterval(-EventRequests.approvedFor)
+        }
+
+        /// The state to show: an approval past its time is expired, before the cleanup marks it.
+        package func shownState(at time: Date) -> Status {
+            state == .approved && !isUsableApproval(at: time) ? .expired : state
+        }
     }
 
     package enum Decision: Equatable, Sendable {

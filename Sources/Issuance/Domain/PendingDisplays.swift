@@ -26,14 +26,14 @@ package struct PendingDisplays: Sendable {
         package var healthAuthority: String? = nil
     }
 
-    private let key: SymmetricKey
+    private let sealer: Sealer
     let hasher: KeyedHasher
     let audit: AuditLog
     /// How long after issuing a teleTAN may be shown.
     package let displayTime: Duration
 
     package init(serverSecret: SymmetricKey, hasher: KeyedHasher, audit: AuditLog, displayTime: Duration) {
-        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: serverSecret, info: Data("pending-display".utf8), outputByteCount: 32)
+        sealer = Sealer(serverSecret: serverSecret, purpose: "pending-display")
         self.hasher = hasher
         self.audit = audit
         self.displayTime = displayTime
@@ -41,12 +41,11 @@ package struct PendingDisplays: Sendable {
 
     /// Parks `content` for the session; false (nothing stored) when one is waiting already.
     func store(_ content: Content, sessionHash: String, now: Date, on db: any Database) async throws -> Bool {
-        let sealed = try AES.GCM.seal(JSONEncoder().encode(content), using: key, authenticating: Data(sessionHash.utf8))
-        guard let combined = sealed.combined else { throw CryptoKitError.incorrectParameterSize }
+        let sealed = try sealer.seal(content, boundTo: sessionHash)
         struct Row: Decodable { let session_hash: String }
         let stored = try await sql(db).raw("""
             INSERT INTO pending_displays (session_hash, sealed, created_at)
-            VALUES (\(bind: sessionHash), \(bind: combined.base64EncodedString()), \(bind: now))
+            VALUES (\(bind: sessionHash), \(bind: sealed), \(bind: now))
             ON CONFLICT (session_hash) DO NOTHING
             RETURNING session_hash
             """).all(decoding: Row.self)
@@ -115,11 +114,7 @@ package struct PendingDisplays: Sendable {
     /// The sealed content, or nil when it cannot be opened (the secret file was replaced, or the
     /// row was changed): such a row is still deleted and audited, never left to block the cleanup.
     private func open(_ sealed: String, sessionHash: String) -> Content? {
-        guard let data = Data(base64Encoded: sealed),
-              let box = try? AES.GCM.SealedBox(combined: data),
-              let plain = try? AES.GCM.open(box, using: key, authenticating: Data(sessionHash.utf8))
-        else { return nil }
-        return try? JSONDecoder().decode(Content.self, from: plain)
+        sealer.open(Content.self, from: sealed, boundTo: sessionHash)
     }
 
     private func auditUnshown(_ content: Content?, at time: Date, on db: any Database) async throws {

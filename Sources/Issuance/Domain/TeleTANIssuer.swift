@@ -70,8 +70,7 @@ package struct TeleTANIssuer: Sendable {
         let time = now()
         let db = database.database(logger: user.logger)
         let event: @Sendable (AuditEvent.Outcome, String?, [String: String]) -> AuditEvent = { outcome, subject, details in
-            AuditEvent(action: .teleTANIssue, outcome: outcome, actor: user.username, role: user.role.rawValue,
-                       address: user.address, requestID: user.requestID, subject: subject,
+            AuditEvent(.teleTANIssue, outcome, by: user, subject: subject,
                        details: details.merging(purpose.auditDetails) { own, _ in own })
         }
         let request = TeleTANRequest(type: type, requestedBy: user.username, requestID: user.requestID, roles: user.roles.cwaRoles)

@@ -20,8 +20,7 @@ package struct TeleTANRevoker: Sendable {
     /// value, or `unavailable` when the service could not be asked or offers no revocation).
     package func revoke(_ row: IssuedTeleTANs.Row, by user: ActingUser, at time: Date, on db: any Database) async throws -> String {
         let event: @Sendable (AuditEvent.Outcome, String) -> AuditEvent = { outcome, result in
-            AuditEvent(action: .teleTANRevoke, outcome: outcome, actor: user.username, role: user.role.rawValue, address: user.address,
-                       requestID: user.requestID, subject: row.fingerprint, details: ["type": row.type, "result": result])
+            AuditEvent(.teleTANRevoke, outcome, by: user, subject: row.fingerprint, details: ["type": row.type, "result": result])
         }
         guard let reference = row.reference else {
             try await audit.append(event(.refused, "not_supported"), at: time, on: db)

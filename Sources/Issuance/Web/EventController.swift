@@ -55,13 +55,12 @@ struct EventController: Sendable {
         var toApprove: [EventSection.Request] = []
         if twoPerson {
             own = try await requests.own(user.username, now: time, on: db).map { row in
-                let approvedAndUsable = row.state == .approved && (row.decided_at ?? .distantPast) > time.addingTimeInterval(-EventRequests.approvedFor)
-                let state: EventRequests.Status = row.state == .approved && !approvedAndUsable ? .expired : row.state
+                let state = row.shownState(at: time)
                 return EventSection.Request(
                     id: row.id.uuidString.lowercased(), requestedBy: row.requested_by, authority: name(of: row.health_authority),
                     requestedAt: renderer.dateTime(row.requested_at, in: language),
                     status: renderer.text("event_status_\(state.rawValue)", in: language, ["by": row.decided_by ?? ""]),
-                    approvedNonce: approvedAndUsable && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil)
+                    approvedNonce: row.isUsableApproval(at: time) && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil)
             }
             toApprove = try await requests.awaitingDecision(by: user.username, now: time, on: db).map { row in
                 EventSection.Request(
@@ -73,7 +72,7 @@ struct EventController: Sendable {
         return EventSection(
             authorities: options, noAuthorities: authorities.all.isEmpty,
             directNonce: !twoPerson && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil,
-            twoPerson: twoPerson, mayRequest: twoPerson,
+            twoPerson: twoPerson,
             ownRequests: own, hasOwnRequests: !own.isEmpty, toApprove: toApprove, hasToApprove: !toApprove.isEmpty,
             notice: notice.flatMap { notices.contains($0) ? renderer.text("event_notice_\($0)", in: language) : nil })
     }
@@ -157,7 +156,7 @@ struct EventController: Sendable {
         let time = now()
         // Checked again in the issuing transaction; checked here too so that a remote server is
         // not asked for a teleTAN that would be refused.
-        guard row.state == .approved, (row.decided_at ?? .distantPast) > time.addingTimeInterval(-EventRequests.approvedFor) else {
+        guard row.isUsableApproval(at: time) else {
             return PageRenderer.redirect(to: "/?event=not_approved")
         }
         let purpose = IssuancePurpose(
@@ -178,8 +177,7 @@ struct EventController: Sendable {
     private func event(
         _ action: AuditAction, _ outcome: AuditEvent.Outcome, _ user: ActingUser, request id: UUID, _ details: [String: String]
     ) -> AuditEvent {
-        AuditEvent(action: action, outcome: outcome, actor: user.username, role: user.role.rawValue, address: user.address,
-                   requestID: user.requestID, subject: "event-request:\(id.uuidString.lowercased())", details: details)
+        AuditEvent(action, outcome, by: user, subject: "event-request:\(id.uuidString.lowercased())", details: details)
     }
 }
 

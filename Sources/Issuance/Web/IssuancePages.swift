@@ -13,7 +13,6 @@ struct HomePage: PageModel {
     let issueNonce: String?
     /// Any issuing role (else the page says there is none).
     let mayIssue: Bool
-    let mayIssueTest: Bool
     /// EVENT teleTANs, for the event role.
     let event: EventSection?
     let links: Links
@@ -97,8 +96,6 @@ struct EventSection: Sendable {
     /// Direct issuing (no four-eyes rule): the form's one-use token; nil while a teleTAN waits.
     let directNonce: String?
     let twoPerson: Bool
-    /// Under the four-eyes rule and while no teleTAN waits: the request form.
-    let mayRequest: Bool
     let ownRequests: [Request]
     let hasOwnRequests: Bool
     let toApprove: [Request]

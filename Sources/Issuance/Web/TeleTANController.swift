@@ -45,20 +45,16 @@ struct TeleTANController: Sendable {
             return try renderer.page(NoRolePage(), context: context)
         }
         let mayIssue = user.may(.issueTestTeleTAN)
-        var waiting = false
-        if mayIssue {
-            waiting = try await displays.isWaiting(sessionHash: user.sessionHash, now: now(), on: database.database(logger: context.logger))
-        }
         let mayIssueEvent = user.may(.issueEventTeleTAN)
-        if (mayIssueEvent || user.may(.workHotlineCalls)) && !mayIssue {
-            waiting = try await displays.isWaiting(sessionHash: user.sessionHash, now: now(), on: database.database(logger: context.logger))
-        }
+        // Whoever issues in any way may have a teleTAN waiting to be shown.
+        let waiting = user.may(.seeOwnTeleTANs)
+            ? try await displays.isWaiting(sessionHash: user.sessionHash, now: now(), on: database.database(logger: context.logger))
+            : false
         return try renderer.page(HomePage(
             teleTANWasHidden: request.uri.queryParameters["hidden"] != nil,
             teleTANWaiting: waiting,
             issueNonce: mayIssue && !waiting ? nonces.make(sessionHash: user.sessionHash, now: now()) : nil,
             mayIssue: mayIssue || mayIssueEvent || user.may(.workHotlineCalls),
-            mayIssueTest: mayIssue,
             event: mayIssueEvent
                 ? try await events.section(for: user, waiting: waiting, notice: request.uri.queryParameters["event"].map(String.init),
                                            context: context)
