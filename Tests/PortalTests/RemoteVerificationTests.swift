@@ -13,6 +13,8 @@ import Verification
 import VerificationServer
 import XCTest
 @testable import Portal
+import Issuance
+import SQLKit
 import VerificationClient
 
 /// The portal talking to a real verification server over HTTP (`--verification-server URL`).
@@ -28,6 +30,50 @@ final class RemoteVerificationTests: XCTestCase {
                 XCTAssertEqual(issued.map(\.outcome), ["success"])
                 let local = try await portal.count("SELECT COUNT(*) AS n FROM teletans")
                 XCTAssertEqual(local, 0, "the teleTAN lives on the server, not in the portal")
+            }
+            await remote.shutdown()
+        }
+    }
+
+    /// An event officer's EVENT teleTAN and a hotline call's TEST teleTAN reach the server with
+    /// their type header and the CWA role each needs; the server keeps the type and the validity.
+    func testEventAndHotlineTeleTANsFromTheServer() async throws {
+        try await LiveVerificationServer.run { server in
+            let remote = RemoteVerificationService(baseURL: "http://127.0.0.1:\(server.port)", signer: server.signer)
+            try await PortalHarness.run(
+                configure: { $0.healthAuthorities = try! HealthAuthorities.parse("1.01.0.01,Gesundheitsamt Flensburg") },
+                verification: remote
+            ) { portal in
+                let event = try await portal.signedIn(.event)
+                let home = try await event.get("/")
+                let posted = try await event.post("/teletan/event", [
+                    "csrf": home.hidden("csrf") ?? "", "nonce": home.hidden("nonce") ?? "", "authority": "1.01.0.01"])
+                XCTAssertEqual(posted.location, "/teletan/result")
+                let eventTeleTAN = try await event.get("/teletan/result").teleTAN
+                XCTAssertNotNil(eventTeleTAN.flatMap { TeleTAN($0) })
+
+                let agent = try await portal.signedIn(.hotline)
+                let call = try await agent.startCall()
+                _ = try await agent.submitCall(call, action: "issue", checks: HotlineTests.allChecks)
+                let callTeleTAN = try await agent.get("/teletan/result").teleTAN
+                XCTAssertNotNil(callTeleTAN.flatMap { TeleTAN($0) })
+
+                struct Row: Decodable { let type: String; let requested_by: String; let created_at: Date; let valid_until: Date }
+                let rows = try await sql(server.app.database.database(logger: TestDatabases.testLogger)).raw(
+                    "SELECT type, requested_by, created_at, valid_until FROM teletans ORDER BY created_at").all(decoding: Row.self)
+                // One server serves the SQLite and the PostgreSQL round: this round's are the last two.
+                let created = Array(rows.suffix(2))
+                XCTAssertEqual(created.map(\.type), ["EVENT", "TEST"])
+                XCTAssertEqual(created.map(\.requested_by), ["tt-event", "tt-hotline"])
+                XCTAssertEqual(created.first.map { $0.valid_until.timeIntervalSince($0.created_at) }, 2 * 24 * 3600)
+                // The portal kept the reference the server gave, and the server tells its status.
+                struct Issued: Decodable { let reference: String? }
+                let references = try await sql(portal.db).raw("SELECT reference FROM issued_teletans WHERE issued_by = 'tt-event'")
+                    .all(decoding: Issued.self).compactMap(\.reference)
+                XCTAssertEqual(references.count, 1)
+                let statuses = await remote.statuses(
+                    of: references, issuer: Issuer(username: "tt-event", roles: ["c19hotline_event"]), within: portal.db)
+                XCTAssertEqual(statuses, [references[0]: .unused])
             }
             await remote.shutdown()
         }
