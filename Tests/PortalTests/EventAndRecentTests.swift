@@ -52,8 +52,11 @@ final class EventAndRecentTests: XCTestCase {
             let event = try await portal.signedIn(.event)
             let home = try await event.get("/")
             XCTAssertTrue(home.body.contains("id=\"no-authorities\""))
-            let refused = try await event.post("/teletan/event", ["csrf": home.hidden("csrf") ?? "", "nonce": "x", "authority": "1.01.0.01"])
+            let refused = try await event.post("/teletan/event", ["csrf": home.hidden("csrf") ?? "", "nonce": event.nonce(portal), "authority": "1.01.0.01"])
             XCTAssertEqual(refused.status, .badRequest)
+            XCTAssertTrue(refused.body.contains("choose the requesting health authority"))
+            let created = try await portal.count("SELECT COUNT(*) AS n FROM teletans")
+            XCTAssertEqual(created, 0)
         }
     }
 
@@ -113,6 +116,28 @@ final class EventAndRecentTests: XCTestCase {
             let given = try await portal.auditActions("event.approval.given")
             XCTAssertEqual(given.map(\.outcome), ["refused", "success"])
             XCTAssertEqual(given.map(\.actor), ["tt-event", "tt-event-2"])
+            let asked = try await portal.auditActions("event.approval.requested")
+            XCTAssertEqual(asked.map(\.actor), ["tt-event"])
+            XCTAssertTrue(asked.first?.details.contains("9.62.0.01") ?? false)
+
+            // A declined request can never be issued.
+            home = try await requester.get("/")
+            _ = try await requester.post("/teletan/event/requests", ["csrf": home.hidden("csrf") ?? "", "authority": "1.01.0.01"])
+            struct Pending: Decodable { let id: UUID }
+            let second = try await sql(portal.db).raw("SELECT id FROM event_requests WHERE status = 'pending'")
+                .first(decoding: Pending.self)!.id.uuidString.lowercased()
+            let declined = try await approver.post("/teletan/event/requests/\(second)/decline", ["csrf": approverHome.hidden("csrf") ?? ""])
+            XCTAssertEqual(declined.location, "/?event=declined")
+            home = try await requester.get("/")
+            XCTAssertTrue(home.body.contains("Declined by tt-event-2"))
+            portal.clock.advance(seconds: 31)
+            let refused = try await requester.post("/teletan/event/requests/\(second)/issue", ["csrf": home.hidden("csrf") ?? "", "nonce": requester.nonce(portal)])
+            XCTAssertEqual(refused.location, "/?event=not_approved")
+            created = try await portal.count("SELECT COUNT(*) AS n FROM teletans")
+            XCTAssertEqual(created, 1)
+            let declinedEntries = try await portal.auditActions("event.approval.declined")
+            XCTAssertEqual(declinedEntries.map(\.outcome), ["success"])
+            XCTAssertEqual(declinedEntries.map(\.actor), ["tt-event-2"])
         }
     }
 
@@ -132,7 +157,8 @@ final class EventAndRecentTests: XCTestCase {
             XCTAssertEqual(page.status, .ok)
             XCTAssertTrue(page.body.contains("Redeemed"))
             XCTAssertTrue(page.body.contains("Not used yet"))
-            XCTAssertFalse(page.body.contains(first) || page.body.contains(second), "never the teleTAN itself")
+            HotlineTests.assertNoTeleTAN(page, first)
+            HotlineTests.assertNoTeleTAN(page, second)
             // Only the unused one can be revoked.
             let forms = page.body.matches(of: /\/teletan\/recent\/([0-9a-f-]{36})\/revoke/).map { String($0.output.1) }
             XCTAssertEqual(forms.count, 1)

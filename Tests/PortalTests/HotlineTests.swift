@@ -106,19 +106,27 @@ final class HotlineTests: XCTestCase {
             XCTAssertTrue(bad.body.contains("id=\"check-positive_pcr\" checked"))
             let queued = try await agent.submitCall(call, action: "callback", checks: ["positive_pcr"], phone: "030 1234 5678", name: "Erika Mustermann")
             XCTAssertEqual(queued.location, "/hotline?done=callback_queued")
-            // Stored sealed: neither the number nor the name in any column.
+            // Stored sealed: neither the number nor the name in any text column of the callback, and
+            // only their keyed fingerprints in the audit entry.
             let plain = try await portal.count("""
-                SELECT COUNT(*) AS n FROM hotline_callbacks WHERE sealed_contact LIKE '%Erika%' OR sealed_contact LIKE '%4930%'
+                SELECT COUNT(*) AS n FROM hotline_callbacks
+                WHERE COALESCE(sealed_contact, '') || COALESCE(phone_fingerprint, '') || status LIKE '%Erika%'
+                   OR COALESCE(sealed_contact, '') || COALESCE(phone_fingerprint, '') || status LIKE '%12345678%'
                 """)
             XCTAssertEqual(plain, 0)
-            let queueEntry = try await portal.auditActions("hotline.callback.queued").last
-            XCTAssertFalse(queueEntry?.details.contains("Erika") ?? true)
-            XCTAssertFalse(queueEntry?.details.contains("12345678") ?? true)
+            let queuedEntries = try await portal.auditActions("hotline.callback.queued")
+            let queueEntry = try XCTUnwrap(queuedEntries.last)
+            Self.assertNoNumber(queueEntry.details, "030 1234 5678")
+            XCTAssertFalse(queueEntry.details.contains("Erika"))
+            let vault = ContactVault(serverSecret: try SecretFile.loadOrCreate(at: portal.portal.configuration.secretFile),
+                                     hasher: portal.portal.foundation.hasher)
+            XCTAssertTrue(queueEntry.details.contains(vault.fingerprint(of: PhoneNumber("030 1234 5678")!)), "the number's keyed fingerprint")
+            XCTAssertTrue(queueEntry.details.contains(vault.fingerprint(ofName: "Erika Mustermann")), "the name's keyed fingerprint")
 
             // The queue masks the number.
             let queue = try await agent.get("/hotline/callbacks")
             XCTAssertTrue(queue.body.contains("+49 ••• ••• •• 78"), queue.body)
-            XCTAssertFalse(queue.body.contains("1234 5678") || queue.body.contains("12345678"))
+            Self.assertNoNumber(queue.body, "030 1234 5678")
             let id = try XCTUnwrap(queue.body.firstMatch(of: /\/hotline\/callbacks\/([0-9a-f-]{36})\/take/)).output.1
             let taken = try await agent.post("/hotline/callbacks/\(id)/take", ["csrf": queue.hidden("csrf") ?? ""])
             XCTAssertEqual(taken.location, "/hotline/callbacks/\(id)")
@@ -161,6 +169,66 @@ final class HotlineTests: XCTestCase {
         }
     }
 
+    func testWrongNumberAndRefusedEndTheCallbackAndDeleteItsContact() async throws {
+        try await PortalHarness.run { portal in
+            let agent = try await portal.signedIn(.hotline)
+            for (outcome, notice) in [("wrong_number", "Wrong number"), ("refused", "Refused")] {
+                let id = try await agent.queueCallback(phone: "+49 221 9876543", name: "Ende \(outcome)")
+                let queue = try await agent.get("/hotline/callbacks")
+                _ = try await agent.post("/hotline/callbacks/\(id)/take", ["csrf": queue.hidden("csrf") ?? ""])
+                let closed = try await agent.post("/hotline/callbacks/\(id)/outcome", ["csrf": queue.hidden("csrf") ?? "", "outcome": outcome])
+                XCTAssertEqual(closed.location, "/hotline/callbacks?notice=\(outcome)")
+                let row = try await portal.portal.hotline.callbacks.find(UUID(uuidString: id)!, on: portal.db)
+                XCTAssertEqual(row?.outcome, outcome)
+                XCTAssertNil(row?.sealed_contact, outcome)
+                XCTAssertNil(row?.phone_fingerprint, outcome)
+                let after = try await agent.get("/hotline/callbacks?notice=\(outcome)")
+                XCTAssertTrue(after.body.contains(notice))
+                Self.assertNoNumber(after.body, "+49 221 9876543")
+            }
+            let attempts = try await portal.auditActions("hotline.callback.attempt")
+            XCTAssertEqual(attempts.map(\.outcome), ["success", "success"])
+            XCTAssertTrue(attempts.allSatisfy { $0.actor == "tt-hotline" && $0.subject?.hasPrefix("callback:") == true })
+        }
+    }
+
+    /// A check the file marks as not required may stay unticked; its answer is still recorded.
+    func testAnOptionalCheckDoesNotBlockIssuance() async throws {
+        let checks = HotlineChecks([
+            HotlineCheck(id: "positive_pcr", labelDE: "PCR positiv", labelEN: "PCR positive", required: true),
+            HotlineCheck(id: "symptoms", labelDE: "Symptome", labelEN: "Symptoms", required: false),
+        ])
+        try await PortalHarness.run(configure: { $0.hotlineChecks = checks }) { portal in
+            let agent = try await portal.signedIn(.hotline)
+            let call = try await agent.startCall()
+            let page = try await agent.get(call)
+            XCTAssertTrue(page.body.contains("id=\"check-symptoms\""))
+            XCTAssertFalse(page.body.contains("check-speaks_for_self"), "the configured checks replace the shipped ones")
+            let issued = try await agent.submitCall(call, action: "issue", checks: ["positive_pcr"])
+            XCTAssertEqual(issued.location, "/teletan/result")
+            let answers = try await portal.auditActions("hotline.call.checks").last
+            XCTAssertTrue(answers?.details.contains("positive_pcr=yes,symptoms=no") ?? false, answers?.details ?? "")
+            let started = try await portal.auditActions("hotline.call.started")
+            XCTAssertEqual(started.map(\.actor), ["tt-hotline"])
+        }
+    }
+
+    func testTheRepeatCallerFingerprintIsGoneAfterFourteenDays() async throws {
+        try await PortalHarness.run { portal in
+            let history = portal.portal.hotline.history
+            let fingerprint = String(repeating: "f", count: 64)
+            try await history.record(fingerprint, at: portal.clock.now, on: portal.db)
+            portal.clock.advance(seconds: 14 * 86_400 - 60)
+            try await portal.portal.runCleanup()
+            let kept = try await history.lastTeleTAN(for: fingerprint, now: portal.clock.now, on: portal.db)
+            XCTAssertNotNil(kept, "still within 14 days")
+            portal.clock.advance(seconds: 120)
+            try await portal.portal.runCleanup()
+            let rows = try await portal.count("SELECT COUNT(*) AS n FROM hotline_number_history")
+            XCTAssertEqual(rows, 0)
+        }
+    }
+
     func testThreeUnansweredAttemptsCloseTheCallbackAsUnreachable() async throws {
         try await PortalHarness.run { portal in
             let agent = try await portal.signedIn(.hotline)
@@ -191,7 +259,7 @@ final class HotlineTests: XCTestCase {
             XCTAssertTrue(refused.body.contains("Another agent has just taken this callback"))
             let peek = try await second.get("/hotline/callbacks/\(id)")
             XCTAssertEqual(peek.status, .conflict)
-            XCTAssertFalse(peek.body.contains("2345678"))
+            Self.assertNoNumber(peek.body, "0171 2345678")
             let outcome = try await second.post("/hotline/callbacks/\(id)/outcome", ["csrf": csrf2, "outcome": "refused"])
             XCTAssertEqual(outcome.location, "/hotline/callbacks?notice=not_taken")
             let stillWaiting = try await portal.portal.hotline.callbacks.find(UUID(uuidString: id)!, on: portal.db)
@@ -269,7 +337,7 @@ final class HotlineTests: XCTestCase {
             XCTAssertTrue(wrong.body.contains("Does not match: read it again"), wrong.body)
             XCTAssertTrue(wrong.body.contains("Position 4: heard \(wrongChar)"), wrong.body)
             XCTAssertTrue(wrong.body.contains("it is \(Array(teleTAN)[3])"), wrong.body)
-            XCTAssertFalse(wrong.body.contains(teleTAN), "the teleTAN is not shown again")
+            Self.assertNoTeleTAN(wrong, teleTAN)
             XCTAssertTrue(wrong.body.contains("Read-backs left: 4"))
             // Far off: no positions.
             let far = try await agent.readBack(call, csrf: csrf, "ABC")
@@ -287,9 +355,19 @@ final class HotlineTests: XCTestCase {
             XCTAssertEqual(sealedLeft, 0)
             let entries = try await portal.auditActions("hotline.readback")
             XCTAssertEqual(entries.map(\.outcome), ["failure", "failure", "success"])
-            for entry in entries { XCTAssertFalse(entry.details.contains(typed) || entry.details.contains(teleTAN)) }
-            let typedStored = try await portal.count("SELECT COUNT(*) AS n FROM audit_log WHERE details LIKE '%\(typed)%'")
-            XCTAssertEqual(typedStored, 0)
+            // Nothing typed is stored, in any form it was posted (nor the teleTAN itself).
+            for posted in [typed.lowercased(), "ABC", groups, teleTAN] {
+                let stored = try await portal.count("""
+                    SELECT COUNT(*) AS n FROM audit_log
+                    WHERE LOWER(details || COALESCE(subject, '')) LIKE LOWER('%\(posted)%')
+                    """)
+                XCTAssertEqual(stored, 0, "audit: \(posted)")
+                let inCalls = try await portal.count("""
+                    SELECT COUNT(*) AS n FROM hotline_calls
+                    WHERE LOWER(checks || COALESCE(readback_result, '') || COALESCE(readback_sealed, '')) LIKE LOWER('%\(posted)%')
+                    """)
+                XCTAssertEqual(inCalls, 0, "calls: \(posted)")
+            }
         }
     }
 
@@ -371,6 +449,8 @@ final class HotlineTests: XCTestCase {
             let endedCall = try await agent.startCall()
             _ = try await agent.submitCall(endedCall, action: "end", checks: [], outcome: "caller_hung_up")
             _ = try await agent.queueCallback(phone: "+49 30 5550000", name: "Overview Person")
+            // An officer's teleTAN is no hotline teleTAN.
+            _ = try await portal.signedIn(.officer).issueTeleTAN()
             let figures = try await HotlineOverview(callbacks: portal.portal.hotline.callbacks, timeZone: TimeZone(identifier: "Europe/Berlin")!)
                 .figures(now: portal.clock.now, on: portal.db)
             XCTAssertEqual(figures.today["open"], 1, "the issued call is not passed on yet")
@@ -382,8 +462,27 @@ final class HotlineTests: XCTestCase {
             XCTAssertEqual(page.status, .ok)
             XCTAssertTrue(page.body.contains("<td id=\"total-today\">3</td>"), page.body)
             XCTAssertFalse(page.body.contains("Overview Person"))
-            XCTAssertFalse(page.body.contains("5550000"))
+            Self.assertNoNumber(page.body, "+49 30 5550000")
         }
+    }
+}
+
+extension HotlineTests {
+    /// `text` shows the number in none of the forms it could take: as typed, E.164, its digits,
+    /// or grouped as the callback page shows it.
+    static func assertNoNumber(_ text: String, _ typed: String, file: StaticString = #filePath, line: UInt = #line) {
+        let number = PhoneNumber(typed)!
+        for form in [typed, number.e164, String(number.e164.dropFirst()), number.readable] {
+            XCTAssertFalse(text.contains(form), "the number as \(form)", file: file, line: line)
+        }
+    }
+
+    /// The page does not show `teleTAN`, neither in its groups nor anywhere once markup and
+    /// spaces are taken out.
+    static func assertNoTeleTAN(_ page: Browser.Page, _ teleTAN: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertNil(page.teleTAN, file: file, line: line)
+        let text = page.body.replacing(/<[^>]*>/, with: "").filter { !$0.isWhitespace }.uppercased()
+        XCTAssertFalse(text.contains(teleTAN.uppercased()), "the teleTAN is on the page", file: file, line: line)
     }
 }
 
