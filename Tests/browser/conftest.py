@@ -77,6 +77,9 @@ class PortalInstance(ManagedProcess):
             # The default allows one teleTAN per 30 s per user; the tests issue several quickly.
             "--teletan-interval", "1s",
             "--health-authorities", str(HEALTH_AUTHORITIES),
+            # The shipped checks as an operator would pass them (the file equals the built-in list).
+            "--hotline-checks", str(REPO / "docs" / "hotline-checks.example.json"),
+            "--callback-retention", "1h",
             *self.extra_arguments,
         ]
 

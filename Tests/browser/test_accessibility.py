@@ -21,7 +21,7 @@ from selenium.webdriver.support.ui import Select
 
 from conftest import OTP_PAM_SERVICE
 from test_hotline_browser import (
-    AUTHORITY_ID, AUTHORITY_NAME, EVENT, HOTLINE, check_ids, queue_callback, queue_row, start_call, tick, type_into,
+    AUTHORITY_ID, AUTHORITY_NAME, EVENT, HOTLINE, check_ids, choose_language, queue_callback, queue_row, start_call, tick, type_into,
 )
 from test_portal_browser import (
     ADMIN, NO_ROLE, OFFICER, OTP_USER, TELETAN_PATTERN, assert_no_error_page, click_and_wait,
@@ -129,12 +129,6 @@ class AxeAudit:
         if problems:
             pytest.fail(f"{len(self.failures)} serious or critical accessibility violations (axe-core {self.version}):\n"
                         + "\n".join(problems), pytrace=False)
-
-
-def choose_language(driver, portal, lang: str) -> None:
-    """The language switch's own route: sets the portal_lang cookie and goes to a local page."""
-    driver.get(f"{portal.base_url}/language/{lang}?back=/signin")
-    assert path_of(driver) == "/signin"
 
 
 def sign_out(driver) -> None:

@@ -10,7 +10,6 @@ search can neither pass by accident nor fail by collision.
 
 from __future__ import annotations
 
-import json
 import re
 from urllib.parse import urlsplit
 
@@ -18,6 +17,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
+from processes_and_browsers import last_document_status  # Tests/support
 from secrets_at_rest import phone_number_e164, phone_number_readable  # Tests/support, on the path through conftest
 from test_portal_browser import (
     ALPHABET, OFFICER, assert_teletan_not_on_page, assert_valid_teletan, click_and_wait, issue_teletan,
@@ -100,17 +100,6 @@ AUTHORITY_ID, AUTHORITY_NAME = "1.11.0.01", "Gesundheitsamt Berlin-Mitte"  # doc
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
-
-
-def last_document_status(driver) -> int | None:
-    """HTTP status of the last document the browser received (Chrome's performance log; only
-    in a browser started with it, as `second_browser`)."""
-    status = None
-    for entry in driver.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message.get("method") == "Network.responseReceived" and message["params"].get("type") == "Document":
-            status = message["params"]["response"]["status"]
-    return status
 
 
 def choose_language(driver, portal, lang: str) -> None:

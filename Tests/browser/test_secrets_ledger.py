@@ -19,6 +19,7 @@ def test_phone_numbers_are_normalised_as_the_portal_does():
     assert phone_number_readable("+493012345678") == "+49 301 234 5678"
     assert phone_number_e164("+44 20 7946 0958") == "+442079460958"
     assert phone_number_e164("0049 (30) 123-45.67") == "+49301234567"
+    assert phone_number_e164("+49 (0)30 1234 5678") == "+493012345678"
     assert phone_number_e164("12ab") is None
     assert phone_number_e164("030 5550 12x4 5") is None
 
@@ -44,18 +45,22 @@ def test_the_ledger_finds_numbers_names_and_typed_teletans_in_every_form(tmp_pat
         "surname-alone": b"Testperson-Zeta",
         "mistyped-as-typed": b"value=\"030 5550 12x4 5\"",
         "read-back-form-encoded": b"read_back=fe9+a5m+ak6c",
-        # What a browser keeps of a form posted to a page: allowed in a profile, nowhere else.
-        "posted-form-body": b"phone=030+5550+12x4+5&name=J%C3%BCrgen+Pr%C3%BCfling-Omega",
+        # What a browser keeps of a form posted to a page: allowed in its session files
+        # (planted below), found anywhere else in the profile (History: the body in a URL).
+        "posted-form-body-in-history": b"phone=030+5550+12x4+5&name=J%C3%BCrgen+Pr%C3%BCfling-Omega",
         # The masked number of the queue is no secret.
         "masked": "+49 ••• ••• •• 45".encode(),
     }
     for name, content in planted.items():
         (profile / name).write_bytes(b"\0before\0" + content + b"\0after\0")
+    sessions = profile / "Default" / "Sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "Session_1").write_bytes(b"\0" + planted["posted-form-body-in-history"] + b"\0")
     ledger.watch_directory(profile, "test profile")
 
     # A server whose log holds the same posted form body: found there.
     log = tmp_path / "server.log"
-    log.write_bytes(b"server started\n" + planted["posted-form-body"] + b"\n")
+    log.write_bytes(b"server started\n" + planted["posted-form-body-in-history"] + b"\n")
     ledger.watched.append(Watched("test server", log, "none", b"server started", lambda: False))
 
     workdir = tmp_path / "check"
@@ -63,5 +68,5 @@ def test_the_ledger_finds_numbers_names_and_typed_teletans_in_every_form(tmp_pat
     with pytest.raises(AssertionError) as failure:
         ledger.check_nothing_leaked(workdir=workdir)
     found_in = {line.rpartition(" found in ")[2] for line in str(failure.value).splitlines() if " found in " in line}
-    expected = {str(profile / name) for name in planted if name not in ("posted-form-body", "masked")} | {str(log)}
+    expected = {str(profile / name) for name in planted if name != "masked"} | {str(log)}
     assert found_in == expected

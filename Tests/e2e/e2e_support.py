@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[2]
 import sys  # noqa: E402
 sys.path.insert(0, str(REPO / "Tests" / "support"))
 from processes_and_browsers import ManagedProcess, free_ports, retry_text_file_busy  # noqa: E402
-from processes_and_browsers import headless_chromium  # noqa: E402,F401  (for conftest.py)
+from processes_and_browsers import headless_chromium, last_document_status  # noqa: E402,F401  (for conftest.py and tests)
 from secrets_at_rest import SecretsLedger  # noqa: E402,F401  (for conftest.py)
 from test_database import DatabaseAccess  # noqa: E402
 PORTAL_BIN = os.environ.get("PORTAL_BIN") or str(REPO / ".build" / "debug" / "portal")
@@ -457,16 +457,6 @@ def press_issue(driver, portal: Portal) -> float:
     started = time.monotonic()
     click_and_wait(driver, button)
     return time.monotonic() - started
-
-
-def last_document_status(driver) -> int | None:
-    """HTTP status of the last document the browser received (Chrome's performance log)."""
-    status = None
-    for entry in driver.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message.get("method") == "Network.responseReceived" and message["params"].get("type") == "Document":
-            status = message["params"]["response"]["status"]
-    return status
 
 
 def read_teletan(driver, ledger: SecretsLedger) -> str:

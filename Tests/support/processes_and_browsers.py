@@ -5,6 +5,7 @@ processes (started until ready, stopped gracefully with SIGTERM)."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import signal
 import socket
@@ -177,3 +178,14 @@ class ManagedProcess:
 
     def log_tail(self, lines: int = 40) -> str:
         return "\n".join(self.log_text().splitlines()[-lines:])
+
+
+def last_document_status(driver) -> int | None:
+    """HTTP status of the last document the browser received (Chrome's performance log: only in a
+    browser started with `headless_chromium(..., performance_log=True)`)."""
+    status = None
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message.get("method") == "Network.responseReceived" and message["params"].get("type") == "Document":
+            status = message["params"]["response"]["status"]
+    return status

@@ -33,6 +33,7 @@ def phone_number_e164(typed: str) -> str | None:
     text = typed.strip()
     if len(text) > 40:
         return None
+    text = text.replace("(0)", "")  # "+49 (0)30 ...": the bracketed trunk zero
     text = re.sub("[ /\\-.()\u00a0]", "", text)
     if text.startswith("00"):
         text = "+" + text[2:]
@@ -188,10 +189,11 @@ class SecretsLedger:
     phone_number_count: int = 0
     name_count: int = 0
     directories: list[tuple[Path, str]] = field(default_factory=list)
-    # Needles not searched for in the watched directories (the browsers' profiles): the
+    # Needles not searched for in the browsers' session files (`Sessions/` of a profile): the
     # form-encoded body of a form the browser posted and got a page back for (not a redirect),
-    # which Chromium keeps with that history entry in its session files, whatever the portal does.
-    not_in_directories: set[bytes] = field(default_factory=set)
+    # which Chromium keeps with that history entry there, whatever the portal does. Every other
+    # file of a profile (History, Cache, ...) is searched for them like everything else.
+    not_in_session_files: set[bytes] = field(default_factory=set)
     started: float = field(default_factory=time.time)
     # The size of each local PostgreSQL server log when the run started: only what the run added
     # is searched (the log is the machine's, and outlives the run).
@@ -235,7 +237,7 @@ class SecretsLedger:
         `posted_to_a_page`: the number was posted in a form the portal answered with a page, not
         a redirect (a refused number, shown again for correction). Chromium keeps such a POST
         body with its history entry in the profile's session files; its form-encoded forms are
-        then searched for everywhere but in the browser profiles."""
+        then searched for everywhere but in the browser profiles' session files."""
         assert len(re.sub(r"\D", "", typed)) >= 7, f"too few digits to search for: {typed!r}"
         self.phone_number_count += 1
         label = f"phone number #{self.phone_number_count}"
@@ -266,13 +268,13 @@ class SecretsLedger:
     def _add_typed(self, label: str, variants: dict[str, str], posted_to_a_page: bool) -> None:
         """Records the variants; for a value posted to a page, those found within its form
         body (the form-encoded variants themselves, a surname that needs no encoding) are not
-        searched for in the browser profiles."""
+        searched for in the browser profiles' session files."""
         posted = (variants["form-encoded"], variants["percent-encoded"]) if posted_to_a_page else ()
         for how, variant in variants.items():
             needle = variant.encode()
             self.needles.setdefault(needle, f"{label} ({how})")
             if any(variant in body for body in posted):
-                self.not_in_directories.add(needle)
+                self.not_in_session_files.add(needle)
 
     def add_password(self, password: str) -> None:
         assert password, "an empty password would match everything"
@@ -305,8 +307,8 @@ class SecretsLedger:
         planted.write_bytes(b"\0binary\0" + canary + b"\0")
         found = set(grep_needles([*self.needles, canary], [planted, *files], workdir))
         assert (planted, canary) in found, "the search did not find a planted needle"
-        exempt = {(path, needle) for path, needle in found
-                  if needle in self.not_in_directories and path in set(in_directories)}
+        session_files = {path for path in in_directories if "Sessions" in path.parts}
+        exempt = {(path, needle) for path, needle in found if needle in self.not_in_session_files and path in session_files}
         problems += [f"{self.needles.get(needle, repr(needle))} found in {path}"
                      for path, needle in sorted(found - {(planted, canary)} - exempt)]
         assert not problems, "secrets at rest or in logs:\n" + "\n".join(problems)
