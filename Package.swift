@@ -126,9 +126,18 @@ let package = Package(
             .product(name: "FluentKit", package: "fluent-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        // Feature: the admins' audit review (search, lookup, export, charts, tamper evidence),
+        // sessions and lockouts.
+        .target(name: "AuditReview", dependencies: [
+            "PortalWeb", "Issuance", "AccessControl", "Audit", "Storage", "TeleTAN", "Verification",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "FluentKit", package: "fluent-kit"),
+        ]),
         // The portal: wires the web foundation and the features together.
         .target(name: "Portal", dependencies: [
-            "PortalWeb", "SignIn", "Issuance", "Hotline", "AccessControl", "PAMAuth", "TeleTAN", "Storage", "Audit", "Verification",
+            "PortalWeb", "SignIn", "Issuance", "Hotline", "AuditReview", "AccessControl", "PAMAuth", "TeleTAN", "Storage", "Audit", "Verification",
             "HTTPSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -195,7 +204,7 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
         .testTarget(name: "PortalTests", dependencies: [
-            "Portal", "PortalWeb", "SignIn", "Issuance", "AccessControl", "VerificationClient", "PAMAuth",
+            "Portal", "PortalWeb", "SignIn", "Issuance", "AuditReview", "AccessControl", "VerificationClient", "PAMAuth",
             "Audit", "Storage", "Verification", "TeleTAN", "TestSupport", "VerificationServer", "ServiceAuth",
             .product(name: "AsyncKit", package: "async-kit"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -21,7 +21,8 @@ cat <<TXT
     demo-event     officer and event role: TEST and EVENT teleTANs
     demo-event2    event role: approves demo-event's EVENT teleTANs under
                    PORTAL_EVENT_APPROVAL=two-person
-    demo-admin     administrator: hotline overview (audit review comes in a later release)
+    demo-admin     administrator: audit trail (search, teleTAN lookup, export, charts,
+                   tamper evidence), sessions, lockouts, hotline overview
     demo-norole    signed in, but no role
 
   Stop with Ctrl-C. The accounts are real local accounts on this machine: demo only.

@@ -24,7 +24,9 @@ package enum OptionParser {
     }
 
     /// `90`, `90s`, `15m`, `8h` or `2d`; `0s` only where `allowZero` (a limit switched off).
-    package static func duration(_ text: String, flag: String, env: String, allowZero: Bool = false) throws -> Duration {
+    package static func duration(
+        _ text: String, flag: String, env: String, allowZero: Bool = false, maximumDays: Int64 = 366
+    ) throws -> Duration {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         var number = trimmed, multiplier: Int64 = 1
@@ -32,7 +34,7 @@ package enum OptionParser {
             number = String(trimmed.dropLast())
             multiplier = unit
         }
-        guard let value = Int64(number), value > 0 || (allowZero && value == 0), value <= 366 * 86400 / multiplier else {
+        guard let value = Int64(number), value > 0 || (allowZero && value == 0), value <= maximumDays * 86400 / multiplier else {
             throw ConfigurationError(message: "\(flag) (\(env)): expected a duration such as 30s, 15m or 8h, got '\(text)'")
         }
         return .seconds(value * multiplier)

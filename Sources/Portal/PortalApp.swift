@@ -1,4 +1,5 @@
 import Audit
+import AuditReview
 import FluentKit
 import Foundation
 import Hummingbird
@@ -19,12 +20,12 @@ import Verification
 /// `portal serve` runs it; tests build it the same way.
 package final class PortalApp: Sendable {
     /// The features, in the order their routes and cleanup run.
-    static let featureTypes: [any PortalFeature.Type] = [SignInFeature.self, IssuanceFeature.self, HotlineFeature.self]
+    static let featureTypes: [any PortalFeature.Type] = [SignInFeature.self, IssuanceFeature.self, HotlineFeature.self, AuditReviewFeature.self]
 
     /// Every schema change, in order: the modules below the portal, the web foundation, then each
     /// feature's. Databases record them by name, so none is ever renamed or edited.
     package static let migrations: [any Migration] =
-        [CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), AddRevocation()]
+        [CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), AddRevocation(), AddCheckpointsAndRetention()]
         + WebFoundation.migrations + featureTypes.flatMap { $0.migrations }
 
     /// Every feature's texts together with the foundation's.
@@ -36,9 +37,11 @@ package final class PortalApp: Sendable {
     package let signIn: SignInFeature
     package let issuance: IssuanceFeature
     package let hotline: HotlineFeature
+    package let auditReview: AuditReviewFeature
+    package let integrity: AuditIntegrity
     let logger: Logger
 
-    var features: [any PortalFeature] { [signIn, issuance, hotline] }
+    var features: [any PortalFeature] { [signIn, issuance, hotline, auditReview] }
     package var database: PortalDatabase { foundation.database }
 
     /// - Parameter verification: the teleTAN source; nil for the embedded service.
@@ -49,6 +52,7 @@ package final class PortalApp: Sendable {
         self.configuration = configuration
         self.logger = logger
         let serverSecret = try SecretFile.loadOrCreate(at: configuration.secretFile)
+        let signer = try CheckpointSigner.loadOrCreate(at: configuration.auditCheckpointKey)
         let assets = try AssetFiles.load(
             templatesDirectory: configuration.templatesDirectory, publicDirectory: configuration.publicDirectory)
         let database = try await PortalDatabase.openMigrated(
@@ -71,6 +75,9 @@ package final class PortalApp: Sendable {
         signIn = SignInFeature(foundation: foundation, pam: pam, settings: configuration.signInSettings)
         issuance = IssuanceFeature(foundation: foundation, verification: verification, settings: configuration.issuanceSettings)
         hotline = HotlineFeature(foundation: foundation, issuance: issuance, settings: configuration.hotlineSettings)
+        integrity = AuditIntegrity(
+            signer: signer, checkpointInterval: configuration.auditCheckpointInterval, retention: configuration.auditRetention)
+        auditReview = AuditReviewFeature(foundation: foundation, verification: verification, integrity: integrity)
     }
 
     package func makeRouter() -> Router<PortalRequestContext> {

@@ -49,6 +49,14 @@ package struct PortalConfiguration: Sendable {
     /// A callback's contact data is deleted this long after queueing at the latest.
     package var callbackRetention: Duration = .seconds(60 * 60)
 
+    /// The private key that signs audit checkpoints (`--audit-checkpoint-key`); created with its
+    /// public key next to it when missing.
+    package var auditCheckpointKey = "audit-checkpoint-key.pem"
+    /// How often a checkpoint of the audit chain is signed (`--audit-checkpoint-interval`).
+    package var auditCheckpointInterval: Duration = .seconds(60 * 60)
+    /// Audit entries older than this are deleted behind a signed checkpoint (`--audit-retention`).
+    package var auditRetention: Duration = .seconds(400 * 24 * 60 * 60)
+
     /// Where browsers reach the portal (`--public-url`); nil for this listener's own address.
     package var publicURL: String?
 

@@ -184,7 +184,7 @@ struct SignInController: Sendable {
         let cookieValue = try await db.transaction { tx in
             // Signing in again ends the session this browser had: never two at once, never reused.
             if let previous = context.identity { try await sessions.end(sessionHash: previous.sessionHash, on: tx) }
-            let (cookieValue, _) = try await sessions.create(username: username, roles: roles, now: time, on: tx)
+            let (cookieValue, _) = try await sessions.create(username: username, roles: roles, address: context.clientAddress, now: time, on: tx)
             try await throttle.recordSuccess(typed: typed, signedIn: username, on: tx)
             try await audit.append(AuditEvent(
                 action: .signIn, outcome: .success, actor: username,

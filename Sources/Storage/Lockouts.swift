@@ -40,6 +40,33 @@ package struct Lockouts: Sendable {
         return (locked, row?.hits ?? 0)
     }
 
+    package struct ActiveLock: Sendable, Equatable {
+        package let scope: String
+        package let key: String
+        package let until: Date
+    }
+
+    /// Locks still in force in the given scopes, the soonest to end first.
+    package func active(scopes: [String], now: Date, on db: any Database) async throws -> [ActiveLock] {
+        struct Row: Decodable { let scope: String; let lock_key: String; let until_ms: Int64 }
+        let rows = try await sql(db).raw("""
+            SELECT scope, lock_key, until_ms FROM lockouts
+            WHERE scope IN (\(binds: scopes)) AND until_ms > \(bind: RateLimiter.milliseconds(now))
+            ORDER BY until_ms, scope, lock_key
+            """).all(decoding: Row.self)
+        return rows.map { ActiveLock(scope: $0.scope, key: $0.lock_key, until: Date(timeIntervalSince1970: Double($0.until_ms) / 1000)) }
+    }
+
+    /// Ends a lock before its time. False when there was none in force (so it is audited once).
+    package func lift(scope: String, key: String, now: Date, on db: any Database) async throws -> Bool {
+        struct Row: Decodable { let lock_key: String }
+        let rows = try await sql(db).raw("""
+            DELETE FROM lockouts WHERE scope = \(bind: scope) AND lock_key = \(bind: key)
+            AND until_ms > \(bind: RateLimiter.milliseconds(now)) RETURNING lock_key
+            """).all(decoding: Row.self)
+        return !rows.isEmpty
+    }
+
     package func purge(before now: Date, on db: any Database) async throws {
         try await sql(db).raw("DELETE FROM lockouts WHERE until_ms < \(bind: RateLimiter.milliseconds(now))").run()
     }

@@ -86,6 +86,19 @@ final class AuthorizationTests: XCTestCase {
                     (.get, "/hotline/callbacks/\(made)", [.hotline]),
                     (.post, "/hotline/callbacks/\(made)/outcome", [.hotline]),
                     (.get, "/hotline/overview", [.hotline, .admin]),
+                    (.get, "/admin/audit", [.admin]),
+                    (.get, "/admin/audit?actor=tt-officer&before=5", [.admin]),
+                    (.get, "/admin/audit/entries/1", [.admin]),
+                    (.post, "/admin/audit/lookup", [.admin]),
+                    (.get, "/admin/audit/teletans/\(String(repeating: "a", count: 64))", [.admin]),
+                    (.post, "/admin/audit/verify", [.admin]),
+                    (.get, "/admin/audit/export.csv", [.admin]),
+                    (.get, "/admin/audit/export.jsonl", [.admin]),
+                    (.get, "/admin/audit/charts", [.admin]),
+                    (.get, "/admin/sessions", [.admin]),
+                    (.post, "/admin/sessions/end", [.admin]),
+                    (.get, "/admin/lockouts", [.admin]),
+                    (.post, "/admin/lockouts/lift", [.admin]),
                 ]
                 for (method, path, allowed) in matrix {
                     let page = method == .get ? try await browser.get(path) : try await browser.post(path, ["csrf": csrf, "nonce": nonce])

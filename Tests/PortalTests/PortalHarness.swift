@@ -33,6 +33,7 @@ enum PortalHarness {
             var config = PortalConfiguration()
             config.database = location
             config.secretFile = directory.appendingPathComponent("secret").path
+            config.auditCheckpointKey = directory.appendingPathComponent("audit-checkpoint-key.pem").path
             config.pamService = "teletan-portal-test"
             config.trustProxy = true
             // The test client names this host (HummingbirdTesting's router mode).
@@ -107,7 +108,7 @@ struct TestPortal: Sendable {
 
     /// A browser with a session for any name and roles, made directly in the session store.
     func session(username: String, roles: Set<Role>, address: String = "198.51.100.7") async throws -> Browser {
-        let (cookieValue, _) = try await portal.foundation.sessions.create(username: username, roles: roles, now: clock.now, on: db)
+        let (cookieValue, _) = try await portal.foundation.sessions.create(username: username, roles: roles, address: address, now: clock.now, on: db)
         let browser = browser(address: address)
         browser.cookies[SessionMiddleware.cookieName] = cookieValue
         return browser

@@ -73,6 +73,8 @@ class PortalInstance(ManagedProcess):
             "--metrics-port", str(self.metrics_port),
             "--database", self.database,
             "--secret-file", str(self.secret_file),
+            # Next to the secret: portals sharing a database share both, as an operator's do.
+            "--audit-checkpoint-key", str(self.secret_file.with_name("audit-checkpoint-key.pem")),
             "--pam-service", self.pam_service,
             # The default allows one teleTAN per 30 s per user; the tests issue several quickly.
             "--teletan-interval", "1s",

@@ -207,6 +207,7 @@ class Portal(ManagedProcess):
             "--metrics-port", str(self.metrics_port),
             "--database", self.database,
             "--secret-file", str(self.workdir / "portal.secret"),
+            "--audit-checkpoint-key", str(self.workdir / "audit-checkpoint-key.pem"),
             "--pam-service", PAM_SERVICE,
             "--teletan-interval", "1s",
             "--verification-server", self.server.internal_url,

@@ -28,6 +28,9 @@ EXPECTED = {
     "--metrics-host": "127.0.0.1",
     "--metrics-port": "9464",
     "--time-zone": "Europe/Berlin",
+    "--audit-checkpoint-key": "audit-checkpoint-key.pem",
+    "--audit-checkpoint-interval": "1h",
+    "--audit-retention": "400d",
 }
 
 

@@ -22,14 +22,19 @@ struct HomePage: PageModel {
         let recent: Bool
         let hotline: Bool
         let overview: Bool
+        /// The admin pages: audit trail, sessions and lockouts.
+        let audit: Bool
+        let sessions: Bool
         /// Stored, not computed: templates read stored properties only.
         let any: Bool
 
-        init(recent: Bool, hotline: Bool, overview: Bool) {
+        init(recent: Bool, hotline: Bool, overview: Bool, audit: Bool, sessions: Bool) {
             self.recent = recent
             self.hotline = hotline
             self.overview = overview
-            any = recent || hotline || overview
+            self.audit = audit
+            self.sessions = sessions
+            any = recent || hotline || overview || audit || sessions
         }
     }
 }

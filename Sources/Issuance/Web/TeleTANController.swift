@@ -61,7 +61,8 @@ struct TeleTANController: Sendable {
                 : nil,
             links: HomePage.Links(
                 recent: user.may(.seeOwnTeleTANs), hotline: user.may(.workHotlineCalls),
-                overview: user.may(.viewHotlineOverview))
+                overview: user.may(.viewHotlineOverview), audit: user.may(.reviewAuditTrail),
+                sessions: user.may(.manageSessionsAndLockouts))
         ), context: context)
     }
 

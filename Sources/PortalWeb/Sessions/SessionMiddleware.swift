@@ -25,7 +25,7 @@ package struct SessionMiddleware: RouterMiddleware {
         let time = now()
         switch try await sessions.lookup(cookieValue: cookie, now: time, on: db) {
         case .active(let record):
-            try await sessions.touch(record, now: time, on: db)
+            try await sessions.touch(record, address: context.clientAddress, now: time, on: db)
             context.identity = SignedInUser(
                 username: record.username, roles: record.roleSet, sessionHash: record.id!,
                 csrfToken: csrf.token(forSession: record.id!))

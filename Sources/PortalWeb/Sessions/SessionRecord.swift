@@ -13,15 +13,18 @@ package final class SessionRecord: Model, @unchecked Sendable {
     @Field(key: "roles") package var roles: String
     @Field(key: "created_at") package var createdAt: Date
     @Field(key: "last_seen_at") package var lastSeenAt: Date
+    /// The client address it signed in from, then the one it was last seen from.
+    @OptionalField(key: "address") package var address: String?
 
     package init() {}
 
-    init(idHash: String, username: String, roles: Set<Role>, now: Date) {
+    init(idHash: String, username: String, roles: Set<Role>, address: String?, now: Date) {
         self.id = idHash
         self.username = username
         self.roles = roles.joined
         self.createdAt = now
         self.lastSeenAt = now
+        self.address = address
     }
 
     /// A row read with plain SQL (``SessionStore/lookup(cookieValue:now:on:)``).

@@ -18,9 +18,11 @@ package struct SessionStore: Sendable {
     package let lifetime: Duration
 
     /// A new session with a new random id (never one the browser brought along).
-    package func create(username: String, roles: Set<Role>, now: Date, on db: any Database) async throws -> (cookieValue: String, record: SessionRecord) {
+    package func create(
+        username: String, roles: Set<Role>, address: String? = nil, now: Date, on db: any Database
+    ) async throws -> (cookieValue: String, record: SessionRecord) {
         let rawID = RandomToken.make()
-        let record = SessionRecord(idHash: hasher.hash(rawID, for: .session), username: username, roles: roles, now: now)
+        let record = SessionRecord(idHash: hasher.hash(rawID, for: .session), username: username, roles: roles, address: address, now: now)
         try await record.create(on: db)
         return (rawID, record)
     }
@@ -46,9 +48,11 @@ package struct SessionStore: Sendable {
     }
 
     /// Moves the idle deadline. Written at most once a minute per session to spare the database.
-    package func touch(_ record: SessionRecord, now: Date, on db: any Database) async throws {
+    package func touch(_ record: SessionRecord, address: String? = nil, now: Date, on db: any Database) async throws {
         guard now.timeIntervalSince(record.lastSeenAt) > 60 else { return }
-        try await sql(db).raw("UPDATE sessions SET last_seen_at = \(bind: now) WHERE id_hash = \(bind: record.id!)").run()
+        try await sql(db).raw("""
+            UPDATE sessions SET last_seen_at = \(bind: now), address = COALESCE(\(bind: address), address) WHERE id_hash = \(bind: record.id!)
+            """).run()
     }
 
     /// Ends a session. Returns false if another request (or the cleanup) had already ended it, so

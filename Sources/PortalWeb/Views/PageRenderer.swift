@@ -62,6 +62,22 @@ package struct PageRenderer: Sendable {
         return date.formatted(style)
     }
 
+    /// ``dateTime(_:in:)`` to the second, for the audit trail ("24 Nov 2026, 10:00:07 CET").
+    package func preciseDateTime(_ date: Date, in language: Language) -> String {
+        var style = Date.FormatStyle.dateTime.day().month(.abbreviated).year()
+            .hour(.twoDigits(amPM: .omitted)).minute().second().timeZone(.specificName(.short))
+            .locale(Locale(identifier: language.locale))
+        style.timeZone = timeZone
+        return date.formatted(style)
+    }
+
+    /// A day as people of `language` read it, in the authority's time zone ("24 Nov 2026").
+    package func day(_ date: Date, in language: Language) -> String {
+        var style = Date.FormatStyle.dateTime.day().month(.abbreviated).year().locale(Locale(identifier: language.locale))
+        style.timeZone = timeZone
+        return date.formatted(style)
+    }
+
     /// A text of the request's language with `{name}` placeholders filled in.
     package func text(_ key: String, in language: Language, _ values: [String: String] = [:]) -> String {
         values.reduce(strings[language][key] ?? "") { $0.replacingOccurrences(of: "{\($1.key)}", with: $1.value) }

@@ -1,0 +1,113 @@
+import Audit
+import Foundation
+
+/// What an admin searches the audit trail for: every field optional, all given ones combined.
+/// Built from the search form's query string, so a filtered URL can be shared between admins.
+package struct AuditFilter: Sendable, Equatable {
+    package var actor: String?
+    package var action: String?
+    package var outcome: AuditEvent.Outcome?
+    package var address: String?
+    package var subject: String?
+    /// The range as typed (a date, or a date and time), kept for the form and for links.
+    package var fromText: String?
+    package var toText: String?
+    /// The range as instants: `from` inclusive, `to` exclusive (a date given as `To` means the
+    /// whole of that day).
+    package var from: Date?
+    package var to: Date?
+
+    package init() {}
+
+    /// The query parameters of the search form, in a fixed order.
+    static let fieldNames = ["actor", "action", "outcome", "from", "to", "address", "subject"]
+
+    /// A field the admin typed that cannot be searched for, by its query parameter name.
+    package struct Invalid: Error, Equatable {
+        package let fields: [String]
+    }
+
+    /// Reads the filter from query parameters; empty fields are no filter. Dates are read in
+    /// `timeZone` (the authority's), as `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM`.
+    package static func parse(_ query: [String: String], timeZone: TimeZone) -> (filter: AuditFilter, invalid: [String]) {
+        var filter = AuditFilter()
+        var invalid: [String] = []
+        func text(_ name: String) -> String? {
+            guard let value = query[name]?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
+            guard value.count <= 200, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                invalid.append(name)
+                return nil
+            }
+            return value
+        }
+        filter.actor = text("actor")
+        filter.action = text("action")
+        if let outcome = text("outcome") {
+            if let value = AuditEvent.Outcome(rawValue: outcome) { filter.outcome = value } else { invalid.append("outcome") }
+        }
+        filter.address = text("address")
+        filter.subject = text("subject")
+        if let from = text("from") {
+            filter.fromText = from
+            if let start = LocalTime.parse(from, timeZone: timeZone) { filter.from = start.start } else { invalid.append("from") }
+        }
+        if let to = text("to") {
+            filter.toText = to
+            if let end = LocalTime.parse(to, timeZone: timeZone) { filter.to = end.end } else { invalid.append("to") }
+        }
+        if let from = filter.from, let to = filter.to, from >= to, !invalid.contains("to") {
+            invalid.append("to")
+        }
+        return (filter, invalid)
+    }
+
+    /// The filter as query parameters, for the paging and export links and the audit details.
+    package var queryItems: [(name: String, value: String)] {
+        let values: [String?] = [actor, action, outcome?.rawValue, fromText, toText, address, subject]
+        return zip(Self.fieldNames, values).compactMap { name, value in value.map { (name, $0) } }
+    }
+
+    package var isEmpty: Bool { queryItems.isEmpty }
+
+    /// `actor=a&action=b`, percent-encoded, without a leading `?`.
+    package var queryString: String {
+        queryItems.map { "\($0.name)=\(Self.encode($0.value))" }.joined(separator: "&")
+    }
+
+    static func encode(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~:")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+}
+
+/// A date or a date and minute in the authority's time zone, as the form's date fields send it.
+enum LocalTime {
+    /// The instants the text stands for: a whole day, or one minute.
+    static func parse(_ text: String, timeZone: TimeZone) -> (start: Date, end: Date)? {
+        let parts = text.split(separator: "T", omittingEmptySubsequences: false)
+        guard parts.count <= 2 else { return nil }
+        let day = parts[0].split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
+        guard day.count == 3, let year = day[0], let month = day[1], let dayOfMonth = day[2],
+              (1970...9999).contains(year), parts[0].count == 10
+        else { return nil }
+        var components = DateComponents(year: year, month: month, day: dayOfMonth)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        if parts.count == 2 {
+            let time = parts[1].split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+            guard (2...3).contains(time.count), time.allSatisfy({ $0 != nil }), parts[1].count <= 8 else { return nil }
+            components.hour = time[0]
+            components.minute = time[1]
+            components.second = time.count == 3 ? time[2] : 0
+            guard (0...23).contains(components.hour!), (0...59).contains(components.minute!), (0...59).contains(components.second!) else { return nil }
+        }
+        guard let start = calendar.date(from: components),
+              calendar.dateComponents([.year, .month, .day], from: start) == DateComponents(year: year, month: month, day: dayOfMonth)
+        else { return nil }
+        let end = parts.count == 2
+            ? start.addingTimeInterval(components.second == 0 && parts[1].count == 5 ? 60 : 1)
+            : calendar.date(byAdding: .day, value: 1, to: start)!
+        return (start, end)
+    }
+}

@@ -1,0 +1,108 @@
+import Audit
+import FluentKit
+import Foundation
+import SQLKit
+import Storage
+
+/// One audit entry as read for review and export.
+package struct AuditRow: Sendable, Decodable, Equatable {
+    package let seq: Int64
+    package let occurred_at: Date
+    package let actor: String?
+    package let role: String?
+    package let action: String
+    package let outcome: String
+    package let address: String?
+    package let request_id: String?
+    package let subject: String?
+    package let details: String
+    package let prev_hash: String
+    package let hash: String
+
+    /// The decoded `details` column, sorted by key.
+    package var detailPairs: [(key: String, value: String)] {
+        let values = (try? JSONDecoder().decode([String: String].self, from: Data(details.utf8))) ?? [:]
+        return values.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    static let columns = "seq, occurred_at, actor, role, action, outcome, address, request_id, subject, details, prev_hash, hash"
+}
+
+/// Where a page of results starts: the newest entries, entries older than a `seq` (the "older"
+/// link), or entries newer than one ("newer").
+package enum AuditCursor: Sendable, Equatable {
+    case newest
+    case before(Int64)
+    case after(Int64)
+}
+
+/// A page of results, newest first, with the cursors of the pages around it (nil: none).
+package struct AuditPage: Sendable {
+    package let entries: [AuditRow]
+    package let older: Int64?
+    package let newer: Int64?
+}
+
+/// Searches the audit trail by keyset on `seq`: never OFFSET, never a COUNT, so the first page of
+/// any filter costs the same on ten million entries as on ten thousand, and entries written while
+/// an admin pages neither shift nor repeat what the next page shows.
+package struct AuditSearch: Sendable {
+    package let pageSize: Int
+
+    package init(pageSize: Int = 50) {
+        self.pageSize = pageSize
+    }
+
+    package func page(_ filter: AuditFilter, at cursor: AuditCursor, on db: any Database) async throws -> AuditPage {
+        var query = select(filter, on: db)
+        switch cursor {
+        case .newest: break
+        case .before(let seq): query = query.where("seq", .lessThan, seq)
+        case .after(let seq): query = query.where("seq", .greaterThan, seq)
+        }
+        let ascending: Bool
+        if case .after = cursor { ascending = true } else { ascending = false }
+        var rows = try await query.orderBy("seq", ascending ? .ascending : .descending).limit(pageSize + 1).all(decoding: AuditRow.self)
+        let more = rows.count > pageSize
+        rows = Array(rows.prefix(pageSize))
+        if ascending { rows.reverse() }
+        switch cursor {
+        case .newest:
+            return AuditPage(entries: rows, older: more ? rows.last?.seq : nil, newer: nil)
+        case .before(let seq):
+            return AuditPage(entries: rows, older: more ? rows.last?.seq : nil, newer: rows.first.map(\.seq) ?? seq - 1)
+        case .after(let seq):
+            return AuditPage(entries: rows, older: rows.last.map(\.seq) ?? seq + 1, newer: more ? rows.first?.seq : nil)
+        }
+    }
+
+    /// One entry by its sequence number.
+    package func entry(_ seq: Int64, on db: any Database) async throws -> AuditRow? {
+        try await sql(db).select().column(SQLRaw(AuditRow.columns)).from("audit_log").where("seq", .equal, seq)
+            .first(decoding: AuditRow.self)
+    }
+
+    /// The entries matching `filter` with `seq` after `after` up to `last`, oldest first, at most
+    /// `limit` (the export's batches).
+    package func batch(_ filter: AuditFilter, after: Int64, upTo last: Int64, limit: Int, on db: any Database) async throws -> [AuditRow] {
+        try await select(filter, on: db).where("seq", .greaterThan, after).where("seq", .lessThanOrEqual, last)
+            .orderBy("seq", .ascending).limit(limit).all(decoding: AuditRow.self)
+    }
+
+    /// The newest `seq` written so far: an export stops there, so it is one consistent snapshot.
+    package func head(on db: any Database) async throws -> Int64 {
+        struct Row: Decodable { let seq: Int64? }
+        return try await sql(db).raw("SELECT MAX(seq) AS seq FROM audit_log").first(decoding: Row.self)?.seq ?? 0
+    }
+
+    private func select(_ filter: AuditFilter, on db: any Database) -> SQLSelectBuilder {
+        var query = sql(db).select().column(SQLRaw(AuditRow.columns)).from("audit_log")
+        for (column, value) in [("actor", filter.actor), ("action", filter.action), ("outcome", filter.outcome?.rawValue),
+                                ("address", filter.address), ("subject", filter.subject)] {
+            if let value { query = query.where(SQLIdentifier(column), .equal, SQLBind(value)) }
+        }
+        if let from = filter.from { query = query.where("occurred_at", .greaterThanOrEqual, SQLBind(from)) }
+        if let to = filter.to { query = query.where("occurred_at", .lessThan, SQLBind(to)) }
+        return query
+    }
+}

@@ -1,0 +1,263 @@
+import AccessControl
+import Audit
+import FluentKit
+import Foundation
+import Hummingbird
+import PortalWeb
+import Storage
+
+/// `/admin/audit`: search with keyset paging, one entry in full, the teleTAN lookup and the chain
+/// check. Every page an admin opens here is itself an audit entry.
+struct AuditController: Sendable {
+    let database: PortalDatabase
+    let csrf: CSRF
+    let search: AuditSearch
+    let lookup: TeleTANLookup
+    let integrity: AuditIntegrity
+    let audit: AuditLog
+    let renderer: PageRenderer
+    let now: @Sendable () -> Date
+
+    func addRoutes(to routes: DeclaredRoutes) {
+        routes.group("/admin/audit", access: .permission(.reviewAuditTrail))
+            .get(use: searchPage)
+            .get("entries/{seq}", use: entry)
+            .post("lookup", use: lookUp)
+            .get("teletans/{fingerprint}", use: teleTAN)
+            .post("verify", use: verify)
+    }
+
+    struct LookupForm: Decodable {
+        let csrf: String?
+        let teletan: String?
+    }
+
+    struct VerifyForm: Decodable {
+        let csrf: String?
+        let scope: String?
+    }
+
+    @Sendable func searchPage(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
+        let query = request.uri.queryParameters
+        let (filter, invalid) = Self.filter(of: request, timeZone: renderer.timeZone)
+        guard let cursor = Self.cursor(of: request) else { throw HTTPError(.badRequest) }
+        let db = database.database(logger: context.logger)
+        let page = invalid.isEmpty ? try await search.page(filter, at: cursor, on: db) : AuditPage(entries: [], older: nil, newer: nil)
+        if request.method != .head {
+            try await audit.append(AuditEvent(.auditView, .success, by: acting, details: Self.viewDetails(
+                "search", filter: filter, extra: cursorDetails(cursor))), at: now(), on: db)
+        }
+        let notice = query["verified"].map(String.init) == "1" ? renderer.text("audit_verify_done", in: context.language) : nil
+        return try await render(
+            filter: filter, invalid: invalid, page: page, cursor: cursor, lookupError: nil, verifyNotice: notice,
+            status: invalid.isEmpty ? .ok : .badRequest, context: context)
+    }
+
+    @Sendable func entry(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
+        guard let seq = context.parameters.get("seq").flatMap(Int64.init), seq > 0 else { throw HTTPError(.notFound) }
+        let db = database.database(logger: context.logger)
+        guard let row = try await search.entry(seq, on: db) else { throw HTTPError(.notFound) }
+        if request.method != .head {
+            try await audit.append(AuditEvent(.auditView, .success, by: acting, details: ["page": "entry", "seq": String(seq)]), at: now(), on: db)
+        }
+        let language = context.language
+        func link(_ name: String, _ value: String?) -> String? {
+            value.map { "/admin/audit?\(name)=\(AuditFilter.encode($0))" }
+        }
+        return try renderer.page(EntryPage(
+            seq: String(row.seq), time: renderer.preciseDateTime(row.occurred_at, in: language),
+            timeISO: row.occurred_at.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)),
+            actor: row.actor, role: row.role, action: row.action, outcome: row.outcome, address: row.address,
+            requestID: row.request_id, subject: row.subject,
+            details: row.detailPairs.map { .init(key: $0.key, value: $0.value) }, hasDetails: !row.detailPairs.isEmpty,
+            previousHash: row.prev_hash, hash: row.hash,
+            actorLink: link("actor", row.actor), subjectLink: link("subject", row.subject),
+            teleTANLink: row.subject.flatMap { TeleTANLookup.isFingerprint($0) ? "/admin/audit/teletans/\($0)" : nil },
+            previousLink: row.seq > 1 ? "/admin/audit/entries/\(row.seq - 1)" : nil,
+            nextLink: "/admin/audit/entries/\(row.seq + 1)"
+        ), context: context)
+    }
+
+    /// A POST, so the typed teleTAN never reaches a URL, a log line or the browser's history; the
+    /// answer is a redirect to the page of its fingerprint.
+    @Sendable func lookUp(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
+        let form = try await request.decode(as: LookupForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        let db = database.database(logger: context.logger)
+        guard let fingerprint = lookup.fingerprint(of: form.teletan ?? "") else {
+            try await audit.append(AuditEvent(.auditLookup, .failure, by: acting, details: ["reason": "not_a_teletan"]), at: now(), on: db)
+            return try await render(
+                filter: AuditFilter(), invalid: [], page: try await search.page(AuditFilter(), at: .newest, on: db), cursor: .newest,
+                lookupError: renderer.text("audit_lookup_invalid", in: context.language), verifyNotice: nil,
+                status: .unprocessableContent, context: context)
+        }
+        try await audit.append(AuditEvent(.auditLookup, .success, by: acting, subject: fingerprint), at: now(), on: db)
+        return PageRenderer.redirect(to: "/admin/audit/teletans/\(fingerprint)")
+    }
+
+    @Sendable func teleTAN(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
+        guard let fingerprint = context.parameters.get("fingerprint"), TeleTANLookup.isFingerprint(fingerprint) else {
+            throw HTTPError(.notFound)
+        }
+        let db = database.database(logger: context.logger)
+        let time = now()
+        let finding = try await lookup.find(fingerprint: fingerprint, now: time, on: db)
+        if request.method != .head {
+            try await audit.append(AuditEvent(.auditView, .success, by: acting, subject: fingerprint, details: [
+                "page": "teletan", "found": finding.issuance == nil ? "no" : "yes"]), at: time, on: db)
+        }
+        let language = context.language
+        let details = finding.issuance.map { Dictionary(uniqueKeysWithValues: $0.detailPairs.map { ($0.key, $0.value) }) } ?? [:]
+        return try renderer.page(TeleTANPage(
+            found: finding.issuance != nil,
+            issuedAt: finding.issuance.map { renderer.preciseDateTime($0.occurred_at, in: language) },
+            issuedBy: finding.issuance?.actor,
+            issuanceLink: finding.issuance.map { "/admin/audit/entries/\($0.seq)" },
+            type: details["type"],
+            validUntil: finding.validUntil.map { renderer.dateTime($0, in: language) },
+            status: renderer.text("audit_status_\(finding.status.rawValue)", in: language),
+            statusKey: finding.status.rawValue,
+            callLink: finding.callSubject.map { "/admin/audit?subject=\(AuditFilter.encode($0))" },
+            entries: finding.entries.map { EntryItem($0, renderer: renderer, language: language) },
+            subjectLink: "/admin/audit?subject=\(fingerprint)"
+        ), context: context)
+    }
+
+    @Sendable func verify(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
+        let form = try await request.decode(as: VerifyForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        let db = database.database(logger: context.logger)
+        let full = form.scope == "full"
+        let result = try await integrity.verify(full: full, now: now(), on: db)
+        var details = ["scope": full ? "full" : "incremental", "checked": String(result.checkedEntries)]
+        details["first_bad_seq"] = result.firstBrokenSeq.map(String.init)
+        try await audit.append(AuditEvent(.auditVerify, result.isIntact ? .success : .failure, by: acting, details: details), at: now(), on: db)
+        return PageRenderer.redirect(to: "/admin/audit?verified=1#integrity")
+    }
+
+    // MARK: - Rendering
+
+    private func render(
+        filter: AuditFilter, invalid: [String], page: AuditPage, cursor: AuditCursor, lookupError: String?, verifyNotice: String?,
+        status: HTTPResponse.Status, context: PortalRequestContext
+    ) async throws -> Response {
+        let language = context.language
+        let db = database.database(logger: context.logger)
+        let base = filter.isEmpty ? "/admin/audit?" : "/admin/audit?\(filter.queryString)&"
+        let exportQuery = filter.isEmpty ? "" : "?\(filter.queryString)"
+        let outcomes = [Option(value: "", label: renderer.text("audit_outcome_any", in: language), selected: filter.outcome == nil)]
+            + AuditEvent.Outcome.allCases.map { outcome in
+                Option(value: outcome.rawValue, label: renderer.text("audit_outcome_\(outcome.rawValue)", in: language), selected: filter.outcome == outcome)
+            }
+        let fieldNames = invalid.map { renderer.text("audit_field_\($0)", in: language) }.joined(separator: ", ")
+        let filterError: String? = invalid.isEmpty ? nil : renderer.text("audit_filter_invalid", in: language, ["fields": fieldNames])
+        let entries = page.entries.map { EntryItem($0, renderer: renderer, language: language) }
+        let integrityBox = try await integrityBox(language: language, on: db)
+        let model = SearchPage(
+            formActor: filter.actor ?? "", formAction: filter.action ?? "", outcomes: outcomes,
+            formFrom: filter.fromText ?? "", formTo: filter.toText ?? "", formAddress: filter.address ?? "", formSubject: filter.subject ?? "",
+            knownActions: Self.knownActions, filterError: filterError,
+            invalidActor: invalid.contains("actor"), invalidAction: invalid.contains("action"), invalidFrom: invalid.contains("from"),
+            invalidTo: invalid.contains("to"), invalidAddress: invalid.contains("address"), invalidSubject: invalid.contains("subject"),
+            invalidOutcome: invalid.contains("outcome"),
+            entries: entries, hasEntries: !entries.isEmpty, filtered: !filter.isEmpty,
+            olderLink: page.older.map { "\(base)before=\($0)" },
+            newerLink: page.newer.map { "\(base)after=\($0)" },
+            newestLink: cursor == .newest ? nil : String(base.dropLast()),
+            csvLink: "/admin/audit/export.csv\(exportQuery)", jsonlLink: "/admin/audit/export.jsonl\(exportQuery)",
+            lookupError: lookupError, integrity: integrityBox, verifyNotice: verifyNotice)
+        return try renderer.page(model, status: status, context: context)
+    }
+
+    private func integrityBox(language: Language, on db: any Database) async throws -> IntegrityBox {
+        let lastRun = try await integrity.lastVerification(on: db).map { lastRunBox($0, language: language) }
+        let checkpoint: IntegrityBox.Checkpoint? = try await integrity.latestCheckpoint(on: db).map {
+            IntegrityBox.Checkpoint(seq: String($0.seq), time: renderer.preciseDateTime($0.signedAt, in: language), keyID: $0.keyID)
+        }
+        return IntegrityBox(lastRun: lastRun, checkpoint: checkpoint)
+    }
+
+    private func lastRunBox(_ run: AuditVerification, language: Language) -> IntegrityBox.LastRun {
+        let scopeKey = run.full ? "audit_verify_scope_full" : "audit_verify_scope_incremental"
+        let range = renderer.text("audit_verify_range", in: language, [
+            "count": String(run.checkedEntries), "from": String(run.fromSeq), "to": String(run.toSeq)])
+        return IntegrityBox.LastRun(
+            time: renderer.preciseDateTime(run.verifiedAt, in: language), scope: renderer.text(scopeKey, in: language),
+            range: range, intact: run.isIntact, brokenSeq: run.firstBrokenSeq.map(String.init), problem: run.problem)
+    }
+
+    /// The search form's fields from the request's query string.
+    static func filter(of request: Request, timeZone: TimeZone) -> (filter: AuditFilter, invalid: [String]) {
+        let query = request.uri.queryParameters
+        var values: [String: String] = [:]
+        for name in AuditFilter.fieldNames {
+            if let value = query[Substring(name)] { values[name] = String(value) }
+        }
+        return AuditFilter.parse(values, timeZone: timeZone)
+    }
+
+    static func cursor(of request: Request) -> AuditCursor? {
+        let query = request.uri.queryParameters
+        if let before = query["before"] {
+            guard let seq = Int64(before), seq > 0 else { return nil }
+            return .before(seq)
+        }
+        if let after = query["after"] {
+            guard let seq = Int64(after), seq >= 0 else { return nil }
+            return .after(seq)
+        }
+        return .newest
+    }
+
+    private func cursorDetails(_ cursor: AuditCursor) -> [String: String] {
+        switch cursor {
+        case .newest: [:]
+        case .before(let seq): ["before": String(seq)]
+        case .after(let seq): ["after": String(seq)]
+        }
+    }
+
+    /// What an audit entry about viewing or exporting says: the page and the filter as the URL
+    /// had it (filters name staff, addresses and fingerprints, never a teleTAN).
+    static func viewDetails(_ page: String, filter: AuditFilter, extra: [String: String] = [:]) -> [String: String] {
+        var details = extra
+        details["page"] = page
+        if !filter.isEmpty { details["filter"] = filter.queryString }
+        return details
+    }
+
+    /// Suggestions for the Action field (any other text is searched for as typed).
+    static let knownActions = [
+        "signin", "signout", "session.expired", "access.denied", "teletan.issue", "teletan.expired_unshown", "teletan.revoke",
+        "event.approval.requested", "event.approval.given", "event.approval.declined",
+        "hotline.call.started", "hotline.call.checks", "hotline.call.ended", "hotline.callback.queued", "hotline.callback.taken",
+        "hotline.callback.attempt", "hotline.callback.expired", "hotline.readback",
+        "audit.view", "audit.lookup", "audit.export", "audit.verify", "audit.checkpoint", "audit.retention",
+        "admin.session.end", "admin.lockout.lift",
+    ]
+}
+
+extension EntryItem {
+    init(_ row: AuditRow, renderer: PageRenderer, language: Language) {
+        self.init(
+            seq: String(row.seq), time: renderer.preciseDateTime(row.occurred_at, in: language),
+            timeISO: row.occurred_at.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)),
+            actor: row.actor, role: row.role, action: row.action, outcome: row.outcome, address: row.address,
+            subjectShort: row.subject.map { $0.count > 16 ? "\($0.prefix(12))…" : $0 },
+            details: row.detailPairs.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
+    }
+}
+
+extension AuditAction {
+    static let auditView: AuditAction = "audit.view"
+    static let auditLookup: AuditAction = "audit.lookup"
+    static let auditExport: AuditAction = "audit.export"
+    static let auditVerify: AuditAction = "audit.verify"
+    static let adminSessionEnd: AuditAction = "admin.session.end"
+    static let adminLockoutLift: AuditAction = "admin.lockout.lift"
+}

@@ -1,0 +1,186 @@
+import PortalWeb
+
+/// One entry as a row of the search results.
+struct EntryItem: Sendable {
+    let seq: String
+    let time: String
+    let timeISO: String
+    let actor: String?
+    let role: String?
+    let action: String
+    let outcome: String
+    let address: String?
+    /// The subject, shortened for the table (the entry page shows it whole).
+    let subjectShort: String?
+    let details: String
+}
+
+/// A choice in a select field.
+struct Option: Sendable {
+    let value: String
+    let label: String
+    let selected: Bool
+}
+
+/// The last run of the chain check and the newest signed checkpoint, on the search page.
+struct IntegrityBox: Sendable {
+    struct LastRun: Sendable {
+        let time: String
+        let scope: String
+        let range: String
+        let intact: Bool
+        let brokenSeq: String?
+        let problem: String?
+    }
+    struct Checkpoint: Sendable {
+        let seq: String
+        let time: String
+        let keyID: String
+    }
+    let lastRun: LastRun?
+    let checkpoint: Checkpoint?
+}
+
+/// `/admin/audit`: the search form, the results, the teleTAN lookup, export links and the chain.
+struct SearchPage: PageModel {
+    static let template = "audit/search"
+    let titleKey = "audit_title"
+    // The form's values: named apart from the entries' fields, which a template would otherwise
+    // fall back to where an entry has none.
+    let formActor: String
+    let formAction: String
+    let outcomes: [Option]
+    let formFrom: String
+    let formTo: String
+    let formAddress: String
+    let formSubject: String
+    let knownActions: [String]
+    /// The fields that could not be read, as one message; nil when all were fine.
+    let filterError: String?
+    let invalidActor: Bool
+    let invalidAction: Bool
+    let invalidFrom: Bool
+    let invalidTo: Bool
+    let invalidAddress: Bool
+    let invalidSubject: Bool
+    let invalidOutcome: Bool
+    let entries: [EntryItem]
+    let tableID = "audit-results"
+    let tableLabel = "results-heading"
+    let hasEntries: Bool
+    let filtered: Bool
+    let olderLink: String?
+    let newerLink: String?
+    let newestLink: String?
+    let csvLink: String
+    let jsonlLink: String
+    let lookupError: String?
+    let integrity: IntegrityBox
+    let verifyNotice: String?
+}
+
+/// `/admin/audit/entries/{seq}`: every field of one entry and links to its neighbours.
+struct EntryPage: PageModel {
+    struct Detail: Sendable {
+        let key: String
+        let value: String
+    }
+    static let template = "audit/entry"
+    let titleKey = "audit_entry_title"
+    let seq: String
+    let time: String
+    let timeISO: String
+    let actor: String?
+    let role: String?
+    let action: String
+    let outcome: String
+    let address: String?
+    let requestID: String?
+    let subject: String?
+    let details: [Detail]
+    let hasDetails: Bool
+    let previousHash: String
+    let hash: String
+    let actorLink: String?
+    let subjectLink: String?
+    /// A teleTAN's fingerprint as subject: the lookup page of that teleTAN.
+    let teleTANLink: String?
+    let previousLink: String?
+    let nextLink: String
+}
+
+/// `/admin/audit/teletans/{fingerprint}`: what the lookup found.
+struct TeleTANPage: PageModel {
+    static let template = "audit/teletan"
+    let titleKey = "audit_teletan_title"
+    let found: Bool
+    let issuedAt: String?
+    let issuedBy: String?
+    let issuanceLink: String?
+    let type: String?
+    let validUntil: String?
+    let status: String
+    let statusKey: String
+    let callLink: String?
+    let entries: [EntryItem]
+    let tableID = "teletan-entries"
+    let tableLabel = "teletan-entries-heading"
+    let subjectLink: String
+}
+
+/// `/admin/audit/charts`.
+struct ChartsPage: PageModel {
+    struct Chart: Sendable {
+        let id: String
+        let heading: String
+        let svg: String
+        let table: ChartTable
+    }
+    struct ChartTable: Sendable {
+        let caption: String
+        let firstColumn: String
+        let columns: [String]
+        let rows: [TableRow]
+    }
+    struct TableRow: Sendable {
+        let label: String
+        let cells: [String]
+    }
+    static let template = "audit/charts"
+    let titleKey = "audit_charts_title"
+    let charts: [Chart]
+    let timeZone: String
+}
+
+/// `/admin/sessions`.
+struct SessionsPage: PageModel {
+    struct Item: Sendable {
+        let handle: String
+        let username: String
+        let roles: String
+        let since: String
+        let lastSeen: String
+        let address: String
+        let isOwn: Bool
+    }
+    static let template = "audit/sessions"
+    let titleKey = "admin_sessions_title"
+    let items: [Item]
+    let hasItems: Bool
+    let notice: String?
+}
+
+/// `/admin/lockouts`.
+struct LockoutsPage: PageModel {
+    struct Item: Sendable {
+        let scope: String
+        let scopeLabel: String
+        let key: String
+        let until: String
+    }
+    static let template = "audit/lockouts"
+    let titleKey = "admin_lockouts_title"
+    let items: [Item]
+    let hasItems: Bool
+    let notice: String?
+}

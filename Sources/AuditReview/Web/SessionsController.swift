@@ -1,0 +1,124 @@
+import AccessControl
+import Audit
+import Foundation
+import Hummingbird
+import PortalWeb
+import Storage
+
+/// `/admin/sessions` (who is signed in, **End session**) and `/admin/lockouts` (locked usernames
+/// and addresses, **Lift lock**). Ending a session signs its user out on their next request.
+struct SessionsController: Sendable {
+    let database: PortalDatabase
+    let csrf: CSRF
+    let directory: SessionDirectory
+    let lockouts = Lockouts()
+    let audit: AuditLog
+    let renderer: PageRenderer
+    let now: @Sendable () -> Date
+    /// The sign-in throttle's lock scopes (other modules keep their own locks in the same table).
+    static let scopes = ["user", "address"]
+
+    func addRoutes(to routes: DeclaredRoutes) {
+        routes.group("/admin/sessions", access: .permission(.manageSessionsAndLockouts))
+            .get(use: sessions)
+            .post("end", use: endSession)
+        routes.group("/admin/lockouts", access: .permission(.manageSessionsAndLockouts))
+            .get(use: locks)
+            .post("lift", use: liftLock)
+    }
+
+    struct EndForm: Decodable {
+        let csrf: String?
+        let session: String?
+    }
+
+    struct LiftForm: Decodable {
+        let csrf: String?
+        let scope: String?
+        let key: String?
+    }
+
+    @Sendable func sessions(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .manageSessionsAndLockouts) else { throw SignInRequired() }
+        let db = database.database(logger: context.logger)
+        let time = now()
+        let entries = try await directory.active(now: time, on: db)
+        if request.method != .head {
+            try await audit.append(AuditEvent(.auditView, .success, by: acting, details: ["page": "sessions"]), at: time, on: db)
+        }
+        let language = context.language
+        let notice = request.uri.queryParameters["result"].map(String.init).flatMap { result in
+            ["ended", "gone", "own"].contains(result) ? renderer.text("admin_sessions_\(result)", in: language) : nil
+        }
+        return try renderer.page(SessionsPage(
+            items: entries.map { entry in
+                .init(
+                    handle: entry.handle, username: entry.username,
+                    roles: entry.roles.sorted().map { renderer.text("role_\($0.rawValue)", in: language) }.joined(separator: ", "),
+                    since: renderer.dateTime(entry.signedInAt, in: language), lastSeen: renderer.dateTime(entry.lastSeenAt, in: language),
+                    address: entry.address ?? "-", isOwn: entry.belongs(to: user))
+            },
+            hasItems: !entries.isEmpty, notice: notice), context: context)
+    }
+
+    @Sendable func endSession(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .manageSessionsAndLockouts) else { throw SignInRequired() }
+        let form = try await request.decode(as: EndForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        let db = database.database(logger: context.logger)
+        let time = now()
+        guard let handle = form.session, let entry = try await directory.find(handle: handle, now: time, on: db) else {
+            return PageRenderer.redirect(to: "/admin/sessions?result=gone")
+        }
+        // Their own session they end with Sign out, which also clears the cookie.
+        guard !entry.belongs(to: user) else {
+            try await audit.append(AuditEvent(.adminSessionEnd, .refused, by: acting, subject: "user:\(entry.username)",
+                                              details: ["reason": "own_session"]), at: time, on: db)
+            return PageRenderer.redirect(to: "/admin/sessions?result=own")
+        }
+        let ended = try await db.transaction { tx in
+            guard try await directory.end(entry, on: tx) else { return false }
+            try await audit.append(AuditEvent(.adminSessionEnd, .success, by: acting, subject: "user:\(entry.username)",
+                                              details: ["signed_in_at": entry.signedInAt.formatted(.iso8601)]), at: time, on: tx)
+            return true
+        }
+        return PageRenderer.redirect(to: "/admin/sessions?result=\(ended ? "ended" : "gone")")
+    }
+
+    @Sendable func locks(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let acting = context.actingUser(for: .manageSessionsAndLockouts) else { throw SignInRequired() }
+        let db = database.database(logger: context.logger)
+        let time = now()
+        let active = try await lockouts.active(scopes: Self.scopes, now: time, on: db)
+        if request.method != .head {
+            try await audit.append(AuditEvent(.auditView, .success, by: acting, details: ["page": "lockouts"]), at: time, on: db)
+        }
+        let language = context.language
+        let notice = request.uri.queryParameters["result"].map(String.init).flatMap { result in
+            ["lifted", "gone"].contains(result) ? renderer.text("admin_lockouts_\(result)", in: language) : nil
+        }
+        return try renderer.page(LockoutsPage(
+            items: active.map {
+                .init(scope: $0.scope, scopeLabel: renderer.text("admin_lockouts_scope_\($0.scope)", in: language), key: $0.key,
+                      until: renderer.dateTime($0.until, in: language))
+            },
+            hasItems: !active.isEmpty, notice: notice), context: context)
+    }
+
+    @Sendable func liftLock(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .manageSessionsAndLockouts) else { throw SignInRequired() }
+        let form = try await request.decode(as: LiftForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        guard let scope = form.scope, Self.scopes.contains(scope), let key = form.key, !key.isEmpty, key.count <= 300 else {
+            throw HTTPError(.badRequest)
+        }
+        let db = database.database(logger: context.logger)
+        let time = now()
+        let lifted = try await db.transaction { tx in
+            guard try await lockouts.lift(scope: scope, key: key, now: time, on: tx) else { return false }
+            try await audit.append(AuditEvent(.adminLockoutLift, .success, by: acting, subject: "\(scope):\(key)"), at: time, on: tx)
+            return true
+        }
+        return PageRenderer.redirect(to: "/admin/lockouts?result=\(lifted ? "lifted" : "gone")")
+    }
+}

@@ -1,0 +1,461 @@
+import AccessControl
+import Audit
+import FluentKit
+import Foundation
+import HTTPTypes
+import SQLKit
+import Storage
+import TeleTAN
+import TestSupport
+import Verification
+import XCTest
+@testable import AuditReview
+@testable import Portal
+@testable import PortalWeb
+
+/// The admins' audit review: search and keyset paging, one entry, the teleTAN lookup, exports,
+/// charts, the chain check on the page, sessions and lockouts; and that viewing is audited.
+final class AuditReviewTests: XCTestCase {
+    /// Appends an entry as some feature would, at the test clock's time.
+    static func append(
+        _ portal: TestPortal, action: String, outcome: AuditEvent.Outcome = .success, actor: String? = nil,
+        address: String? = nil, subject: String? = nil, details: [String: String] = [:]
+    ) async throws -> Int64 {
+        try await portal.portal.foundation.audit.append(AuditEvent(
+            action: AuditAction(rawValue: action), outcome: outcome, actor: actor, role: actor == nil ? nil : "officer",
+            address: address, subject: subject, details: details), at: portal.clock.now, on: portal.db)
+    }
+
+    /// The sequence numbers of the result rows, in page order.
+    static func seqs(_ page: Browser.Page) -> [Int64] {
+        page.body.matches(of: /<tr id="entry-(\d+)"/).compactMap { Int64($0.output.1) }
+    }
+
+    /// The query-string link of an element, with `&amp;` decoded.
+    static func link(_ page: Browser.Page, id: String) -> String? {
+        page.body.firstMatch(of: try! Regex("href=\"([^\"]*)\" id=\"\(id)\"")).map {
+            String($0.output[1].substring ?? "").replacingOccurrences(of: "&amp;", with: "&")
+        }
+    }
+
+    func testEveryFilterAloneAndCombined() async throws {
+        try await PortalHarness.run { portal in
+            let start = portal.clock.now
+            var seqs: [String: Int64] = [:]
+            seqs["a1"] = try await Self.append(portal, action: "signin", actor: "alice", address: "192.0.2.1")
+            seqs["a2"] = try await Self.append(portal, action: "teletan.issue", actor: "alice", address: "192.0.2.1", subject: "fp-1")
+            portal.clock.advance(seconds: 86400 * 2)
+            seqs["b1"] = try await Self.append(portal, action: "teletan.issue", outcome: .refused, actor: "bob", address: "192.0.2.2")
+            seqs["b2"] = try await Self.append(portal, action: "signin", outcome: .failure, actor: "bob", address: "192.0.2.1")
+            seqs["c1"] = try await Self.append(portal, action: "teletan.revoke", actor: "carol", address: "192.0.2.3", subject: "fp-1")
+            let admin = try await portal.signedIn(.admin)
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "Europe/Berlin")!
+            let firstDay = String(format: "%04d-%02d-%02d", calendar.component(.year, from: start), calendar.component(.month, from: start),
+                                  calendar.component(.day, from: start))
+            let cases: [(String, Set<String>)] = [
+                ("actor=alice", ["a1", "a2"]),
+                ("action=teletan.issue", ["a2", "b1"]),
+                ("outcome=refused", ["b1"]),
+                ("outcome=failure", ["b2"]),
+                ("address=192.0.2.1", ["a1", "a2", "b2"]),
+                ("subject=fp-1", ["a2", "c1"]),
+                ("from=\(firstDay)&to=\(firstDay)", ["a1", "a2"]),
+                ("to=\(firstDay)", ["a1", "a2"]),
+                ("actor=bob&address=192.0.2.1", ["b2"]),
+                ("action=teletan.issue&actor=alice&subject=fp-1&address=192.0.2.1&outcome=success", ["a2"]),
+                ("action=signin&from=\(firstDay)&to=\(firstDay)", ["a1"]),
+                ("actor=nobody", []),
+            ]
+            for (query, expected) in cases {
+                let page = try await admin.get("/admin/audit?\(query)")
+                XCTAssertEqual(page.status, .ok, query)
+                let shown = Set(Self.seqs(page))
+                XCTAssertEqual(shown, Set(expected.map { seqs[$0]! }), query)
+                // The export links carry the same filter.
+                XCTAssertTrue(page.body.contains("/admin/audit/export.csv?"), query)
+            }
+            // Unfiltered: newest first, the admin's own page views included.
+            let all = try await admin.get("/admin/audit")
+            let order = Self.seqs(all)
+            XCTAssertEqual(order, order.sorted(by: >))
+            XCTAssertTrue(Set(seqs.values).isSubset(of: Set(order)))
+            // A from/to given with a time of day: minute precision.
+            let minute = try await admin.get("/admin/audit?from=\(firstDay)T00:00&to=\(firstDay)T23:59&actor=alice")
+            XCTAssertEqual(Set(Self.seqs(minute)), [seqs["a1"]!, seqs["a2"]!])
+        }
+    }
+
+    func testAnUnreadableFilterIsA400WithWhatWasTypedKept() async throws {
+        try await PortalHarness.run { portal in
+            let admin = try await portal.signedIn(.admin)
+            let page = try await admin.get("/admin/audit?actor=alice&from=2026-13-01&to=yesterday&outcome=maybe")
+            XCTAssertEqual(page.status, .badRequest)
+            XCTAssertTrue(page.body.contains("id=\"filter-error\""))
+            XCTAssertTrue(page.body.contains("value=\"alice\""))
+            XCTAssertTrue(page.body.contains("value=\"2026-13-01\""))
+            XCTAssertTrue(page.body.contains("value=\"yesterday\""))
+            XCTAssertTrue(page.body.contains("From, To, Outcome") || page.body.contains("Outcome, From, To"), page.body)
+            let reversed = try await admin.get("/admin/audit?from=2026-11-24&to=2026-11-23")
+            XCTAssertEqual(reversed.status, .badRequest)
+            let badCursor = try await admin.get("/admin/audit?before=abc")
+            XCTAssertEqual(badCursor.status, .badRequest)
+            let german = try await admin.get("/admin/audit?from=x", headers: [.acceptLanguage: "de"])
+            XCTAssertEqual(german.status, .badRequest)
+            XCTAssertTrue(german.body.contains("Nach diesen Feldern kann so nicht gesucht werden: Von"), german.body)
+        }
+    }
+
+    /// Keyset paging: entries written while the admin pages neither shift the pages nor repeat.
+    func testPagingForwardAndBackAcrossInsertsLosesAndDoublesNothing() async throws {
+        try await PortalHarness.run { portal in
+            var written: [Int64] = []
+            for index in 0..<120 {
+                written.append(try await Self.append(portal, action: "signin", actor: "paging-\(index % 3)"))
+            }
+            let admin = try await portal.signedIn(.admin)
+            let first = try await admin.get("/admin/audit?action=signin")
+            XCTAssertEqual(Self.seqs(first), Array(written.suffix(50).reversed()))
+            XCTAssertNil(Self.link(first, id: "page-newer"))
+            // Meanwhile, more entries arrive.
+            var later: [Int64] = []
+            for _ in 0..<7 { later.append(try await Self.append(portal, action: "signin", actor: "paging-new")) }
+            let olderLink = try XCTUnwrap(Self.link(first, id: "page-older"))
+            let second = try await admin.get(olderLink)
+            XCTAssertEqual(Self.seqs(second), Array(written.dropLast(50).suffix(50).reversed()))
+            let third = try await admin.get(try XCTUnwrap(Self.link(second, id: "page-older")))
+            XCTAssertEqual(Self.seqs(third), Array(written.prefix(20).reversed()))
+            XCTAssertNil(Self.link(third, id: "page-older"), "the oldest page has no older link")
+            // Back: newer pages, then the new entries on the first.
+            let backToSecond = try await admin.get(try XCTUnwrap(Self.link(third, id: "page-newer")))
+            XCTAssertEqual(Self.seqs(backToSecond), Self.seqs(second))
+            let backToFirst = try await admin.get(try XCTUnwrap(Self.link(backToSecond, id: "page-newer")))
+            XCTAssertEqual(Self.seqs(backToFirst), Array(written.suffix(50).reversed()))
+            let newest = try await admin.get(try XCTUnwrap(Self.link(backToFirst, id: "page-newer")))
+            XCTAssertEqual(Self.seqs(newest), Array(later.reversed()))
+            XCTAssertNil(Self.link(newest, id: "page-newer"))
+            let seen = Self.seqs(newest) + Self.seqs(backToFirst) + Self.seqs(second) + Self.seqs(third)
+            XCTAssertEqual(seen.count, Set(seen).count)
+            XCTAssertEqual(Set(seen), Set(written + later))
+        }
+    }
+
+    func testEntryPageShowsEveryFieldTheHashesAndRelatedLinks() async throws {
+        try await PortalHarness.run { portal in
+            let seq = try await Self.append(portal, action: "teletan.issue", actor: "alice", address: "192.0.2.9",
+                                            subject: String(repeating: "ab", count: 32), details: ["type": "TEST"])
+            let admin = try await portal.signedIn(.admin)
+            let page = try await admin.get("/admin/audit/entries/\(seq)")
+            XCTAssertEqual(page.status, .ok)
+            let stored = try await portal.portal.auditReview.audit.search.entry(seq, on: portal.db)
+            let row = try XCTUnwrap(stored)
+            for text in ["alice", "teletan.issue", "192.0.2.9", row.hash, row.prev_hash, String(repeating: "ab", count: 32), "TEST"] {
+                XCTAssertTrue(page.body.contains(text), text)
+            }
+            XCTAssertEqual(Self.link(page, id: "same-actor"), "/admin/audit?actor=alice")
+            XCTAssertEqual(Self.link(page, id: "same-subject"), "/admin/audit?subject=\(String(repeating: "ab", count: 32))")
+            XCTAssertEqual(Self.link(page, id: "teletan-status"), "/admin/audit/teletans/\(String(repeating: "ab", count: 32))")
+            let missing = try await admin.get("/admin/audit/entries/999999")
+            XCTAssertEqual(missing.status, .notFound)
+            let nonsense = try await admin.get("/admin/audit/entries/abc")
+            XCTAssertEqual(nonsense.status, .notFound)
+        }
+    }
+
+    func testLookUpAnIssuedARedeemedAndAnUnknownTeleTAN() async throws {
+        try await PortalHarness.run { portal in
+            let officer = try await portal.signedIn(.officer)
+            let issued = try await officer.issueTeleTAN()
+            let teleTAN = try XCTUnwrap(issued)
+            portal.clock.advance(seconds: 31)
+            let redeemedIssued = try await officer.issueTeleTAN()
+            let redeemed = try XCTUnwrap(redeemedIssued)
+            try await CreateLifecycleRecords().prepare(on: portal.db)
+            let lifecycle = TeleTANLifecycle(hasher: portal.portal.foundation.hasher, now: portal.clock.function)
+            _ = try await lifecycle.registrationToken(for: redeemed, on: portal.db)
+
+            let admin = try await portal.signedIn(.admin)
+            func lookUp(_ typed: String) async throws -> Browser.Page {
+                let search = try await admin.get("/admin/audit")
+                return try await admin.post("/admin/audit/lookup", ["csrf": search.hidden("csrf") ?? "", "teletan": typed])
+            }
+            // Spaces and lower case, as read over the phone.
+            let spaced = teleTAN.lowercased().enumerated().map { $0.offset % 3 == 2 ? "\($0.element) " : "\($0.element)" }.joined()
+            let answer = try await lookUp(" " + spaced)
+            XCTAssertEqual(answer.status, .seeOther)
+            let fingerprint = portal.portal.foundation.hasher.hash(teleTAN, for: .teleTANFingerprint)
+            XCTAssertEqual(answer.location, "/admin/audit/teletans/\(fingerprint)")
+            let page = try await admin.get(try XCTUnwrap(answer.location))
+            XCTAssertEqual(page.status, .ok)
+            XCTAssertTrue(page.body.contains("id=\"teletan-issued-by\">tt-officer<"), page.body)
+            XCTAssertTrue(page.body.contains("not used yet"), page.body)
+            XCTAssertTrue(page.body.contains("id=\"teletan-type\">TEST<"))
+            HotlineTests.assertNoTeleTAN(page, teleTAN)
+
+            let redeemedAnswer = try await lookUp(redeemed)
+            let redeemedPage = try await admin.get(try XCTUnwrap(redeemedAnswer.location))
+            XCTAssertTrue(redeemedPage.body.contains("status-redeemed"), redeemedPage.body)
+
+            var unknown = TeleTAN.random()
+            while unknown.value == teleTAN || unknown.value == redeemed { unknown = TeleTAN.random() }
+            let unknownAnswer = try await lookUp(unknown.value)
+            let unknownPage = try await admin.get(try XCTUnwrap(unknownAnswer.location))
+            XCTAssertEqual(unknownPage.status, .ok)
+            XCTAssertTrue(unknownPage.body.contains("id=\"teletan-not-found\""))
+
+            // Not a teleTAN: a clear 422, and what was typed is not echoed (it may be one misread).
+            let wrong = try await lookUp(String(teleTAN.dropLast()) + (teleTAN.last == "A" ? "B" : "A"))
+            XCTAssertEqual(wrong.status, .unprocessableContent)
+            XCTAssertTrue(wrong.body.contains("id=\"lookup-error\""))
+            XCTAssertFalse(wrong.body.contains(String(teleTAN.dropLast())))
+
+            // Every lookup is audited by fingerprint; the teleTAN itself is nowhere in the trail.
+            let lookups = try await portal.auditActions("audit.lookup")
+            XCTAssertEqual(lookups.map(\.outcome), ["success", "success", "success", "failure"])
+            XCTAssertEqual(lookups.first?.subject, fingerprint)
+            XCTAssertEqual(lookups.first?.actor, "tt-admin")
+            let everything = try await portal.portal.auditReview.audit.search.batch(AuditFilter(), after: 0, upTo: .max, limit: 10_000, on: portal.db)
+            for row in everything {
+                for text in [row.details, row.subject ?? "", row.actor ?? ""] {
+                    XCTAssertFalse(text.uppercased().contains(teleTAN), "teleTAN in audit entry \(row.seq)")
+                }
+            }
+            XCTAssertFalse(admin.requested.contains { $0.uppercased().contains(teleTAN) }, "teleTAN in a URL")
+        }
+    }
+
+    func testCSVExportQuotesAwkwardTextAndDisarmsFormulas() async throws {
+        try await PortalHarness.run { portal in
+            let awkward = "say \"hi\",\nthen\r\nleave"
+            let formula = "=cmd|' /C calc'!A0"
+            let first = try await Self.append(portal, action: "csv.test", actor: formula, address: "+49", subject: "@sum", details: ["note": awkward])
+            let second = try await Self.append(portal, action: "csv.test", actor: "-minus", subject: "\tTab")
+            _ = try await Self.append(portal, action: "other", actor: "x")
+            let admin = try await portal.signedIn(.admin)
+            let response = try await admin.get("/admin/audit/export.csv?action=csv.test")
+            XCTAssertEqual(response.status, .ok)
+            XCTAssertEqual(response.headers[.contentType], "text/csv; charset=utf-8")
+            XCTAssertTrue(response.headers[.contentDisposition]?.hasPrefix("attachment; filename=\"audit-") ?? false)
+            let records = CSVReader.parse(response.body)
+            XCTAssertEqual(records.first, ["seq", "time_utc", "actor", "role", "action", "outcome", "address", "request_id", "subject", "details", "prev_hash", "hash"])
+            XCTAssertEqual(records.count, 3, response.body)
+            XCTAssertEqual(records[1][0], String(first))
+            XCTAssertEqual(records[1][2], "'" + formula)
+            XCTAssertEqual(records[1][6], "'+49")
+            XCTAssertEqual(records[1][8], "'@sum")
+            XCTAssertEqual(records[1][9], #"{"note":"say \"hi\",\nthen\r\nleave"}"#)
+            XCTAssertEqual(records[2][0], String(second))
+            XCTAssertEqual(records[2][2], "'-minus")
+            XCTAssertEqual(records[2][8], "'\tTab")
+            XCTAssertTrue(response.body.hasSuffix("\r\n"))
+            // The export is an audit entry: who, which filter, how many rows.
+            let exports = try await portal.auditActions("audit.export")
+            let entry = try XCTUnwrap(exports.last)
+            XCTAssertEqual(entry.actor, "tt-admin")
+            XCTAssertEqual(entry.detailValues["rows"], "2")
+            XCTAssertEqual(entry.detailValues["format"], "csv")
+            XCTAssertEqual(entry.detailValues["filter"], "action=csv.test")
+            XCTAssertEqual(entry.outcome, "success")
+        }
+    }
+
+    func testJSONLinesExportCarriesTheChainAndRecomputes() async throws {
+        try await PortalHarness.run { portal in
+            _ = try await Self.append(portal, action: "jsonl.test", actor: "line\nbreak \"quoted\" \u{1} é \u{2028}", details: ["x": "=1+2"])
+            _ = try await Self.append(portal, action: "jsonl.test", actor: "plain")
+            let admin = try await portal.signedIn(.admin)
+            let response = try await admin.get("/admin/audit/export.jsonl")
+            XCTAssertEqual(response.status, .ok)
+            let lines = response.body.split(separator: "\n", omittingEmptySubsequences: false)
+            XCTAssertEqual(lines.last, "", "every line ends with a newline")
+            let stored = try await portal.portal.auditReview.audit.search.batch(AuditFilter(), after: 0, upTo: .max, limit: 10_000, on: portal.db)
+            XCTAssertEqual(lines.count - 1, stored.count - 1, "all entries up to the head when the export began (the view entry of this export comes after)")
+            var previous = String(repeating: "0", count: 64)
+            for (line, row) in zip(lines.dropLast(), stored) {
+                let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                XCTAssertEqual(object["seq"] as? Int, Int(row.seq))
+                XCTAssertEqual(object["hash"] as? String, row.hash)
+                XCTAssertEqual(object["prev_hash"] as? String, previous)
+                previous = row.hash
+            }
+        }
+    }
+
+    func testChartsCountIssuedRefusedAndFailedSignIns() async throws {
+        try await PortalHarness.run { portal in
+            for _ in 0..<3 { _ = try await Self.append(portal, action: "teletan.issue", actor: "alice") }
+            _ = try await Self.append(portal, action: "teletan.issue", actor: "bob")
+            _ = try await Self.append(portal, action: "teletan.issue", outcome: .refused, actor: "bob")
+            for _ in 0..<2 { _ = try await Self.append(portal, action: "signin", outcome: .failure, actor: "mallory") }
+            _ = try await Self.append(portal, action: "signin", actor: "alice")
+            let admin = try await portal.signedIn(.admin)
+            let page = try await admin.get("/admin/audit/charts")
+            XCTAssertEqual(page.status, .ok)
+            XCTAssertEqual(page.body.components(separatedBy: "<svg ").count - 1, 3)
+            XCTAssertFalse(page.body.contains("<script>"), "no inline script")
+            // The newest hour's row of the hourly table: 4 issued, 1 refused, 2 failed sign-ins.
+            let hourly = try XCTUnwrap(page.body.firstMatch(of: /id="per-hour-table">.*?<tbody><tr><th scope="row">[^<]*<\/th><td>(\d+)<\/td><td>(\d+)<\/td><td>(\d+)<\/td>/.dotMatchesNewlines()))
+            XCTAssertEqual([String(hourly.output.1), String(hourly.output.2), String(hourly.output.3)], ["4", "1", "2"])
+            let daily = try XCTUnwrap(page.body.firstMatch(of: /id="per-day-table">.*?<tbody><tr><th scope="row">[^<]*<\/th><td>(\d+)<\/td><td>(\d+)<\/td><td>(\d+)<\/td>/.dotMatchesNewlines()))
+            XCTAssertEqual([String(daily.output.1), String(daily.output.2), String(daily.output.3)], ["4", "1", "2"])
+            // Per user per day: alice 3 and bob 1 today (the last column).
+            XCTAssertNotNil(page.body.firstMatch(of: /<tr><th scope="row">alice<\/th>(<td>0<\/td>){13}<td>3<\/td><\/tr>/))
+            XCTAssertNotNil(page.body.firstMatch(of: /<tr><th scope="row">bob<\/th>(<td>0<\/td>){13}<td>1<\/td><\/tr>/))
+        }
+    }
+
+    func testEndingASessionSignsThatUserOutAndIsAudited() async throws {
+        try await PortalHarness.run { portal in
+            let officer = try await portal.signedIn(.officer, address: "198.51.100.20")
+            let before = try await officer.get("/")
+            XCTAssertEqual(before.status, .ok)
+            let admin = try await portal.signedIn(.admin)
+            let list = try await admin.get("/admin/sessions")
+            XCTAssertEqual(list.status, .ok)
+            XCTAssertTrue(list.body.contains("tt-officer"))
+            // Never the session id, nor its database key.
+            let cookie = try XCTUnwrap(officer.cookies[SessionMiddleware.cookieName])
+            XCTAssertFalse(list.body.contains(cookie))
+            XCTAssertFalse(list.body.contains(portal.portal.foundation.hasher.hash(cookie, for: .session)))
+            let handle = try XCTUnwrap(list.body.firstMatch(of: /<tr id="session-([0-9a-f]{32})" class="session">\s*<td class="username">tt-officer</).map { String($0.output.1) })
+            // Their own session has no End session button, and the server refuses it too.
+            let ownHandle = try XCTUnwrap(list.body.firstMatch(of: /<tr id="session-([0-9a-f]{32})" class="session">\s*<td class="username">tt-admin</).map { String($0.output.1) })
+            XCTAssertEqual(list.body.matches(of: /class="end-session"/).count, 1)
+            let own = try await admin.post("/admin/sessions/end", ["csrf": list.hidden("csrf") ?? "", "session": ownHandle])
+            XCTAssertEqual(own.location, "/admin/sessions?result=own")
+            let stillSignedIn = try await admin.get("/")
+            XCTAssertEqual(stillSignedIn.status, .ok)
+
+            let noCSRF = try await admin.post("/admin/sessions/end", ["csrf": "wrong", "session": handle])
+            XCTAssertEqual(noCSRF.status, .forbidden)
+            let ended = try await admin.post("/admin/sessions/end", ["csrf": list.hidden("csrf") ?? "", "session": handle])
+            XCTAssertEqual(ended.location, "/admin/sessions?result=ended")
+            let next = try await officer.get("/")
+            XCTAssertTrue(next.location?.hasPrefix("/signin") ?? false, "\(next.status) \(next.location ?? "")")
+            let again = try await admin.post("/admin/sessions/end", ["csrf": list.hidden("csrf") ?? "", "session": handle])
+            XCTAssertEqual(again.location, "/admin/sessions?result=gone")
+            let entries = try await portal.auditActions("admin.session.end")
+            XCTAssertEqual(entries.map(\.outcome), ["refused", "success"])
+            XCTAssertEqual(entries.last?.subject, "user:tt-officer")
+            XCTAssertEqual(entries.last?.actor, "tt-admin")
+        }
+    }
+
+    func testSessionsListShowsRolesTimesAndAddress() async throws {
+        try await PortalHarness.run { portal in
+            _ = try await portal.signedIn(.hotline, address: "203.0.113.44")
+            let admin = try await portal.signedIn(.admin)
+            let page = try await admin.get("/admin/sessions")
+            let row = try XCTUnwrap(page.body.firstMatch(of: /<td class="username">tt-hotline<\/td>(.*?)<\/tr>/.dotMatchesNewlines()).map { String($0.output.1) })
+            XCTAssertTrue(row.contains("Hotline"), row)
+            XCTAssertTrue(row.contains("203.0.113.44"), row)
+        }
+    }
+
+    func testLiftingALockLetsTheNameSignInAgainAndIsAudited() async throws {
+        try await PortalHarness.run { portal in
+            let until = portal.clock.now.addingTimeInterval(900)
+            try await Lockouts().lock(scope: "user", key: "tt-officer", until: until, on: portal.db)
+            try await Lockouts().lock(scope: "address", key: "192.0.2.77", until: until, on: portal.db)
+            let admin = try await portal.signedIn(.admin)
+            let page = try await admin.get("/admin/lockouts")
+            XCTAssertEqual(page.status, .ok)
+            XCTAssertTrue(page.body.contains("tt-officer") && page.body.contains("192.0.2.77"))
+            XCTAssertEqual(page.body.matches(of: /class="lift-lock"/).count, 2)
+            let lifted = try await admin.post("/admin/lockouts/lift", ["csrf": page.hidden("csrf") ?? "", "scope": "user", "key": "tt-officer"])
+            XCTAssertEqual(lifted.location, "/admin/lockouts?result=lifted")
+            let verdict = try await portal.portal.signIn.throttle.check(username: "tt-officer", address: nil, now: portal.clock.now, on: portal.db)
+            XCTAssertEqual(verdict, .allowed)
+            let after = try await admin.get("/admin/lockouts")
+            XCTAssertFalse(after.body.contains(">tt-officer<"))
+            XCTAssertTrue(after.body.contains("192.0.2.77"))
+            let twice = try await admin.post("/admin/lockouts/lift", ["csrf": page.hidden("csrf") ?? "", "scope": "user", "key": "tt-officer"])
+            XCTAssertEqual(twice.location, "/admin/lockouts?result=gone")
+            let other = try await admin.post("/admin/lockouts/lift", ["csrf": page.hidden("csrf") ?? "", "scope": "guessing", "key": "x"])
+            XCTAssertEqual(other.status, .badRequest)
+            let entries = try await portal.auditActions("admin.lockout.lift")
+            XCTAssertEqual(entries.map(\.subject), ["user:tt-officer"])
+        }
+    }
+
+    /// Watching the watchers: opening the pages, looking up and exporting are audit entries.
+    func testOpeningTheAdminPagesIsAudited() async throws {
+        try await PortalHarness.run { portal in
+            let admin = try await portal.signedIn(.admin)
+            for path in ["/admin/audit?actor=alice", "/admin/audit/entries/1", "/admin/audit/charts", "/admin/sessions", "/admin/lockouts"] {
+                _ = try await admin.get(path)
+            }
+            _ = try await admin.get("/admin/audit/export.jsonl?actor=alice")
+            let views = try await portal.auditActions("audit.view")
+            XCTAssertEqual(views.map { $0.detailValues["page"] }, ["search", "entry", "charts", "sessions", "lockouts"])
+            XCTAssertEqual(views.first?.detailValues["filter"], "actor=alice")
+            XCTAssertTrue(views.allSatisfy { $0.actor == "tt-admin" && $0.role == "admin" })
+            let exports = try await portal.auditActions("audit.export")
+            XCTAssertEqual(exports.first?.detailValues["format"], "jsonl")
+        }
+    }
+
+    func testTheChainCheckOnThePageNamesTheFirstBadEntry() async throws {
+        try await PortalHarness.run { portal in
+            var written: [Int64] = []
+            for index in 0..<5 { written.append(try await Self.append(portal, action: "chain.test", actor: "a\(index)")) }
+            let admin = try await portal.signedIn(.admin)
+            let page = try await admin.get("/admin/audit")
+            let intact = try await admin.post("/admin/audit/verify", ["csrf": page.hidden("csrf") ?? "", "scope": "full"])
+            XCTAssertEqual(intact.location, "/admin/audit?verified=1#integrity")
+            let shown = try await admin.get("/admin/audit?verified=1")
+            XCTAssertTrue(shown.body.contains("id=\"chain-intact\""), shown.body)
+            try await TamperedAudit.change(seq: written[2], on: portal.db)
+            _ = try await admin.post("/admin/audit/verify", ["csrf": page.hidden("csrf") ?? "", "scope": "full"])
+            let broken = try await admin.get("/admin/audit?verified=1")
+            XCTAssertTrue(broken.body.contains("id=\"chain-broken\""), broken.body)
+            XCTAssertTrue(broken.body.contains("<a href=\"/admin/audit/entries/\(written[2])\" id=\"first-bad-seq\">\(written[2])</a>"), broken.body)
+            let checks = try await portal.auditActions("audit.verify")
+            XCTAssertEqual(checks.map(\.outcome), ["success", "failure"])
+            XCTAssertEqual(checks.last?.detailValues["first_bad_seq"], String(written[2]))
+        }
+    }
+}
+
+/// Changes a stored audit row the way someone with database access could: around the triggers.
+enum TamperedAudit {
+    static func change(seq: Int64, on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        if isPostgreSQL(db) {
+            try await sql.raw("ALTER TABLE audit_log DISABLE TRIGGER USER").run()
+            try await sql.raw("UPDATE audit_log SET actor = 'mallory' WHERE seq = \(bind: seq)").run()
+            try await sql.raw("ALTER TABLE audit_log ENABLE TRIGGER USER").run()
+        } else {
+            try await sql.raw("DROP TRIGGER audit_log_no_update").run()
+            try await sql.raw("UPDATE audit_log SET actor = 'mallory' WHERE seq = \(bind: seq)").run()
+        }
+    }
+}
+
+/// RFC 4180 records, for checking the CSV export.
+enum CSVReader {
+    static func parse(_ text: String) -> [[String]] {
+        var records: [[String]] = [], record: [String] = [], field = "", quoted = false
+        var characters = Array(text.unicodeScalars)[...]
+        while let character = characters.popFirst() {
+            if quoted {
+                if character == "\"" {
+                    if characters.first == "\"" { field.unicodeScalars.append("\""); characters.removeFirst() } else { quoted = false }
+                } else {
+                    field.unicodeScalars.append(character)
+                }
+            } else if character == "\"" {
+                quoted = true
+            } else if character == "," {
+                record.append(field); field = ""
+            } else if character == "\r", characters.first == "\n" {
+                characters.removeFirst()
+                record.append(field); records.append(record); record = []; field = ""
+            } else {
+                field.unicodeScalars.append(character)
+            }
+        }
+        if !field.isEmpty || !record.isEmpty { record.append(field); records.append(record) }
+        return records
+    }
+}
