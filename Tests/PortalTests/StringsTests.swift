@@ -7,13 +7,14 @@ import XCTest
 @testable import Issuance
 @testable import SignIn
 @testable import Hotline
+@testable import AuditReview
 
 /// The texts of both languages, the templates' use of them, and the spelling alphabets.
 final class StringsTests: XCTestCase {
     /// The foundation's table and every feature's, by name.
     static let tables: [(name: String, table: StringTable)] = [
         ("web", WebFoundation.strings), ("signin", SignInFeature.strings), ("issuance", IssuanceFeature.strings),
-        ("hotline", HotlineFeature.strings),
+        ("hotline", HotlineFeature.strings), ("audit", AuditReviewFeature.strings),
     ]
 
     func testEveryTableHasBothLanguagesWithTheSameKeysAndNoEmptyText() {
@@ -42,7 +43,7 @@ final class StringsTests: XCTestCase {
     func testEveryTextATemplateUsesExists() throws {
         let templates = repositoryRoot.appendingPathComponent("Templates")
         let files = try XCTUnwrap(FileManager.default.subpathsOfDirectory(atPath: templates.path)).filter { $0.hasSuffix(".mustache") }
-        XCTAssertEqual(Set(files.map { $0.split(separator: "/").first.map(String.init) ?? "" }), ["web", "signin", "issuance", "hotline"])
+        XCTAssertEqual(Set(files.map { $0.split(separator: "/").first.map(String.init) ?? "" }), ["web", "signin", "issuance", "hotline", "audit"])
         var used = Set<String>()
         for file in files {
             let text = try String(contentsOf: templates.appendingPathComponent(file), encoding: .utf8)
