@@ -78,8 +78,16 @@ package struct AuditIntegrity: Sendable {
                 problem: "entries up to \(floor.seq) were deleted, but no checkpoint with a good signature vouches for entry \(floor.seq)"))
         }
         if full {
-            let checkpoints = try await trustedCheckpoints(above: floor.seq, through: head.seq, on: db)
+            // Checkpoints beyond the head too: they show a tail removed together with its head.
+            let checkpoints = try await trustedCheckpoints(above: floor.seq, through: .max, on: db)
             let report = try await AuditChainVerifier().verify(from: floor, checkpoints: checkpoints, on: db)
+            if report.isIntact, let beyond = checkpoints.values.filter({ $0.seq > report.lastSeq }).max(by: { $0.seq < $1.seq }) {
+                let time = AuditTime.iso8601(milliseconds: AuditChain.milliseconds(beyond.signedAt))
+                return Walk(start: floor, report: .init(
+                    checkedEntries: report.checkedEntries, firstBrokenSeq: report.lastSeq + 1,
+                    problem: "entries after \(report.lastSeq) are missing: the checkpoint of \(time) signed entry \(beyond.seq)",
+                    lastSeq: report.lastSeq, lastHash: report.lastHash))
+            }
             return Walk(start: floor, report: report)
         }
         guard let checkpoint = try await latestTrustedCheckpoint(atLeast: floor.seq, on: db) else {
