@@ -5,6 +5,9 @@ import TeleTAN
 import Glibc
 #endif
 
+/// A checkpoint's public key, named so callers need not import Crypto.
+package typealias CheckpointPublicKey = P256.Signing.PublicKey
+
 /// The portal's checkpoint key: a P-256 private key in a PEM file only the service account can
 /// read (PKCS#8), and its public key next to it (`KEY.pub.pem`, SubjectPublicKeyInfo) for the
 /// outside parties who keep checkpoints. The key is named by the first 16 hex digits of SHA-256
