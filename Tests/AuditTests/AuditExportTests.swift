@@ -64,6 +64,12 @@ final class AuditExportTests: XCTestCase {
                 XCTAssertTrue(line.contains(",\"prev_hash\":\"\(entry.previousHash)\",\"hash\":\"\(entry.hash)\"}"), line)
             }
             XCTAssertTrue(AuditExportRecord(entries[0]).line.contains("\"role\":null"))
+            // NUL, which neither database keeps in text, is stored as U+FFFD and the chain holds.
+            try await AuditLog().append(AuditEvent(action: .signIn, outcome: .failure, actor: "nul\u{0}user", details: ["typed": "\u{0}"]), on: db)
+            let nul = try await AuditEntry.find(Int64(awkward.count + 1), on: db)
+            XCTAssertEqual(nul?.actor, "nul\u{FFFD}user")
+            let chain = try await AuditChainVerifier().verify(on: db)
+            XCTAssertTrue(chain.isIntact, "\(chain)")
             XCTAssertTrue(AuditExportRecord(entries[4]).line.contains("sep\u{2028}par"), "U+2028 raw, as the rule says")
             // A changed field no longer re-hashes to the stored hash.
             var changed = AuditExportRecord(entries[2])
