@@ -20,13 +20,13 @@ package struct AuditLog: Sendable {
     private func appendLocked(_ event: AuditEvent, at now: Date, on db: any Database) async throws -> Int64 {
         let entry = AuditEntry()
         entry.occurredAt = AuditChain.truncatedToMilliseconds(now)
-        entry.actor = event.actor
-        entry.role = event.role
-        entry.action = event.action.rawValue
+        entry.actor = event.actor.map(Self.storable)
+        entry.role = event.role.map(Self.storable)
+        entry.action = Self.storable(event.action.rawValue)
         entry.outcome = event.outcome.rawValue
-        entry.address = event.address
-        entry.requestID = event.requestID
-        entry.subject = event.subject
+        entry.address = event.address.map(Self.storable)
+        entry.requestID = event.requestID.map(Self.storable)
+        entry.subject = event.subject.map(Self.storable)
         entry.details = AuditChain.encodeDetails(event.details)
         if isPostgreSQL(db), let parts = AuditChain.canonicalParts(of: entry) {
             return try await appendInOneStatement(entry, parts: parts, on: db)
@@ -44,6 +44,13 @@ package struct AuditLog: Sendable {
             """).run()
         try await sql(db).raw("UPDATE audit_head SET seq = \(bind: entry.id!), hash = \(bind: entry.hash) WHERE id = 1").run()
         return entry.id!
+    }
+
+    /// NUL as U+FFFD: PostgreSQL refuses NUL in text and SQLite reads it back cut short, so a
+    /// typed username with NUL would fail the append or break the chain. (`details` is JSON, where
+    /// NUL is already escaped.)
+    static func storable(_ text: String) -> String {
+        text.utf8.contains(0) ? text.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}") : text
     }
 
     /// PostgreSQL: lock the head, insert the entry chained to it and move the head, all in one

@@ -1,0 +1,75 @@
+import ArgumentParser
+import Audit
+import CommandSupport
+import Foundation
+
+/// `--audit-checkpoint-key`: shared by `serve` (which creates the key when missing) and the
+/// `audit` commands (which only read it).
+struct AuditCheckpointKeyOption: ParsableArguments {
+    @Option(help: "P-256 private key (PEM) that signs audit checkpoints, created with mode 600 and a .pub.pem next to it if missing (env PORTAL_AUDIT_CHECKPOINT_KEY)")
+    var auditCheckpointKey: String = Environment.value("PORTAL_AUDIT_CHECKPOINT_KEY") ?? "audit-checkpoint-key.pem"
+
+    /// For `serve`: loads or creates the key.
+    func loadOrCreateSigner() throws -> CheckpointSigner {
+        do {
+            return try CheckpointSigner.loadOrCreate(keyFile: auditCheckpointKey)
+        } catch let error as CheckpointSigner.Failure {
+            throw ConfigurationError(message: "--audit-checkpoint-key (PORTAL_AUDIT_CHECKPOINT_KEY): \(error.description)")
+        }
+    }
+
+    /// For the CLI: an existing key only. A key made up here would sign checkpoints nobody outside knows.
+    func loadSigner() throws -> CheckpointSigner {
+        guard FileManager.default.fileExists(atPath: auditCheckpointKey) else {
+            throw ConfigurationError(message: "--audit-checkpoint-key (PORTAL_AUDIT_CHECKPOINT_KEY): \(auditCheckpointKey) does not exist; pass the key `portal serve` uses (serve creates it on its first start)")
+        }
+        do {
+            return try CheckpointSigner.load(keyFile: auditCheckpointKey)
+        } catch let error as CheckpointSigner.Failure {
+            throw ConfigurationError(message: "--audit-checkpoint-key (PORTAL_AUDIT_CHECKPOINT_KEY): \(error.description)")
+        }
+    }
+
+    /// The public key that checks checkpoints: the .pub.pem, or else the private key's; nil if neither exists.
+    func publicKey() throws -> CheckpointPublicKey? {
+        do {
+            return try CheckpointSigner.publicKey(forKeyFile: auditCheckpointKey)
+        } catch let error as CheckpointSigner.Failure {
+            throw ConfigurationError(message: "--audit-checkpoint-key (PORTAL_AUDIT_CHECKPOINT_KEY): \(error.description)")
+        }
+    }
+}
+
+/// `--audit-checkpoint-interval` and `--audit-retention`, for `serve`'s scheduled job.
+struct AuditScheduleOptions: ParsableArguments {
+    @Option(help: "How often the audit trail is verified and a checkpoint signed, e.g. 1h (env PORTAL_AUDIT_CHECKPOINT_INTERVAL)")
+    var auditCheckpointInterval: String = Environment.value("PORTAL_AUDIT_CHECKPOINT_INTERVAL") ?? "1h"
+    @Option(help: "How long audit entries are kept before the periodic job deletes them, e.g. 400d; at least 1d, at most 3660d (env PORTAL_AUDIT_RETENTION)")
+    var auditRetention: String = Environment.value("PORTAL_AUDIT_RETENTION") ?? "400d"
+
+    func checkpointInterval() throws -> Duration {
+        try OptionParser.duration(auditCheckpointInterval, flag: "--audit-checkpoint-interval", env: "PORTAL_AUDIT_CHECKPOINT_INTERVAL")
+    }
+
+    /// Own parsing: OptionParser.duration stops at 366 days, and the default is 400.
+    func retention() throws -> Duration {
+        let text = auditRetention.trimmingCharacters(in: .whitespaces).lowercased()
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        var number = text, multiplier: Int64 = 1
+        if let last = text.last, let unit = units[last] {
+            number = String(text.dropLast())
+            multiplier = unit
+        }
+        guard let value = Int64(number), value > 0, value <= 3660 * 86400 / multiplier, value * multiplier >= 86400 else {
+            throw ConfigurationError(message: "--audit-retention (PORTAL_AUDIT_RETENTION): expected a duration from 1d to 3660d such as 400d, got '\(auditRetention)'")
+        }
+        return .seconds(value * multiplier)
+    }
+}
+
+/// `--secret-file`, accepted by the audit commands so they take serve's command line. They do not
+/// need the secret: the chain and checkpoints use no keyed hash.
+struct SecretFileOption: ParsableArguments {
+    @Option(help: "Server secret file, as for serve; not read by the audit commands (env PORTAL_SECRET_FILE)")
+    var secretFile: String = Environment.value("PORTAL_SECRET_FILE") ?? "portal.secret"
+}

@@ -1,0 +1,340 @@
+import Crypto
+import FluentKit
+import Foundation
+import SQLKit
+import Storage
+import TestSupport
+import XCTest
+@testable import Audit
+
+/// Signed checkpoints, incremental and full verification, retention: on SQLite and (when
+/// configured) PostgreSQL.
+final class AuditIntegrityTests: XCTestCase {
+    let migrations: [any Migration] = [CreateAuditLog(), AddCheckpointsAndRetention()]
+    let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private func withDatabase(_ body: (any Database) async throws -> Void) async throws {
+        try await TestDatabases.forEachMigrated(migrations, body)
+    }
+
+    private func append(_ count: Int, at time: Date? = nil, on db: any Database) async throws {
+        for index in 0..<count {
+            try await AuditLog().append(AuditEvent(action: .signIn, outcome: .success, actor: "user\(index)", details: ["n": "\(index)"]),
+                                        at: time ?? start, on: db)
+        }
+    }
+
+    private func integrity(_ signer: CheckpointSigner = CheckpointSigner(privateKey: .init()), retention: Duration = .seconds(400 * 86400)) -> AuditIntegrity {
+        AuditIntegrity(signer: signer, checkpointInterval: .seconds(3600), retention: retention)
+    }
+
+    /// Disables the append-only triggers, as someone with direct database access would.
+    private func dropAppendOnlyTriggers(_ db: any Database) async throws {
+        if isPostgreSQL(db) {
+            try await sql(db).raw("DROP TRIGGER audit_log_no_change ON audit_log").run()
+        } else {
+            try await sql(db).raw("DROP TRIGGER audit_log_no_update").run()
+            try await sql(db).raw("DROP TRIGGER audit_log_no_delete").run()
+        }
+    }
+
+    /// Recomputes the chain from `seq` on after changing entry `seq`'s actor, head included: a
+    /// tail rewritten by someone who knows the rule.
+    private func rewriteTail(from seq: Int64, on db: any Database) async throws {
+        try await sql(db).raw("UPDATE audit_log SET actor = 'mallory' WHERE seq = \(bind: seq)").run()
+        let entries = try await AuditEntry.query(on: db).filter(\.$id >= seq).sort(\.$id).all()
+        var previous = try await AuditEntry.find(seq - 1, on: db)?.hash ?? AuditChain.genesisHash
+        for entry in entries {
+            let hash = AuditChain.hash(of: entry, previous: previous)
+            try await sql(db).raw("UPDATE audit_log SET prev_hash = \(bind: previous), hash = \(bind: hash) WHERE seq = \(bind: entry.id!)").run()
+            previous = hash
+        }
+        try await sql(db).raw("UPDATE audit_head SET hash = \(bind: previous) WHERE id = 1").run()
+        let plain = try await AuditChainVerifier().verify(on: db)
+        XCTAssertTrue(plain.isIntact, "the rewritten chain is consistent in itself: \(plain)")
+    }
+
+    func testCheckpointIsSignedAndVerifiesWithThePublicKeyOnly() async throws {
+        try await withDatabase { db in
+            try await append(3, on: db)
+            let signer = CheckpointSigner(privateKey: .init())
+            let checkpoint = try await integrity(signer).checkpointNow(now: start, on: db)
+            XCTAssertEqual(checkpoint.seq, 3)
+            let third = try await AuditEntry.find(3, on: db)
+            XCTAssertEqual(checkpoint.hash, third?.hash)
+            XCTAssertTrue(checkpoint.isSigned(by: signer.publicKey))
+            XCTAssertFalse(checkpoint.isSigned(by: P256.Signing.PrivateKey().publicKey), "another key")
+
+            let parsed = try AuditCheckpoint.parse(checkpoint.text)
+            XCTAssertEqual(parsed, checkpoint)
+            XCTAssertTrue(parsed.isSigned(by: signer.publicKey))
+            let forged = try AuditCheckpoint.parse(checkpoint.text.replacingOccurrences(of: "seq 3\n", with: "seq 2\n"))
+            XCTAssertFalse(forged.isSigned(by: signer.publicKey), "a changed body")
+
+            let stored = try await integrity(signer).latestCheckpoint(on: db)
+            XCTAssertEqual(stored, checkpoint)
+            let entry = try await AuditEntry.find(4, on: db)
+            XCTAssertEqual(entry?.action, "audit.checkpoint", "signed first, audited after")
+            XCTAssertEqual(entry?.detailValues, ["seq": "3"])
+        }
+    }
+
+    func testCheckpointTextFormat() throws {
+        let signer = CheckpointSigner(privateKey: .init())
+        let checkpoint = try signer.sign(seq: 0, hash: AuditChain.genesisHash, at: Date(timeIntervalSince1970: 1_795_946_400.123))
+        let lines = checkpoint.text.components(separatedBy: "\n")
+        XCTAssertEqual(Array(lines[0..<6]), [
+            "teletan-portal audit checkpoint", "seq 0", "hash " + String(repeating: "0", count: 64),
+            "time 2026-11-29T10:00:00.123Z", "key \(signer.keyID)", "",
+        ])
+        XCTAssertTrue(lines[6].hasPrefix("signature "))
+        XCTAssertEqual(lines.count, 8)
+        XCTAssertEqual(lines[7], "")
+        XCTAssertEqual(signer.keyID.count, 16)
+        XCTAssertEqual(signer.keyID, KeyedHasherHex.hex(SHA256.hash(data: signer.publicKey.derRepresentation).prefix(8)))
+        XCTAssertEqual(AuditTime.iso8601(milliseconds: 0), "1970-01-01T00:00:00.000Z")
+        XCTAssertEqual(AuditTime.iso8601(milliseconds: 951_782_400_000 - 1), "2000-02-28T23:59:59.999Z")
+        XCTAssertEqual(AuditTime.milliseconds(iso8601: "2000-02-29T00:00:00.000Z"), 951_782_400_000)
+        XCTAssertNil(AuditTime.milliseconds(iso8601: "2001-02-29T00:00:00.000Z"))
+        XCTAssertThrowsError(try AuditCheckpoint.parse(checkpoint.text.replacingOccurrences(of: "seq 0", with: "seq  0")))
+    }
+
+    func testOpenSSLVerifiesTheSignatureWithThePublicKeyFile() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("checkpoint-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyFile = directory.appendingPathComponent("audit-checkpoint-key.pem").path
+        let previous = umask(0o022)
+        let signer = try CheckpointSigner.loadOrCreate(keyFile: keyFile)
+        umask(previous)
+        let mode = try FileManager.default.attributesOfItem(atPath: keyFile)[.posixPermissions] as? Int
+        XCTAssertEqual(mode, 0o600)
+        let publicPath = directory.appendingPathComponent("audit-checkpoint-key.pub.pem").path
+        XCTAssertEqual(CheckpointSigner.publicKeyPath(forKeyFile: keyFile), publicPath)
+        XCTAssertTrue(try String(contentsOfFile: keyFile, encoding: .utf8).hasPrefix("-----BEGIN PRIVATE KEY-----"))
+        XCTAssertTrue(try String(contentsOfFile: publicPath, encoding: .utf8).hasPrefix("-----BEGIN PUBLIC KEY-----"))
+        XCTAssertEqual(try CheckpointSigner.loadOrCreate(keyFile: keyFile).keyID, signer.keyID, "loaded, not replaced")
+        XCTAssertEqual(CheckpointSigner.publicKeyPath(forKeyFile: "/k/key"), "/k/key.pub.pem")
+
+        let checkpoint = try signer.sign(seq: 42, hash: String(repeating: "ab", count: 32), at: start)
+        let body = directory.appendingPathComponent("body.txt"), signature = directory.appendingPathComponent("sig.der")
+        try Data(checkpoint.body.utf8).write(to: body)
+        try checkpoint.signature.write(to: signature)
+        let output = try Shell.output("/usr/bin/openssl", "dgst", "-sha256", "-verify", publicPath, "-signature", signature.path, body.path)
+        XCTAssertEqual(output.trimmingCharacters(in: .whitespacesAndNewlines), "Verified OK")
+        // The same check must fail for a body that was not signed.
+        try Data(checkpoint.body.replacingOccurrences(of: "seq 42", with: "seq 43").utf8).write(to: body)
+        XCTAssertThrowsError(try Shell.output("/usr/bin/openssl", "dgst", "-sha256", "-verify", publicPath, "-signature", signature.path, body.path))
+        // The key id is over the public key's DER, as openssl writes it.
+        let der = directory.appendingPathComponent("pub.der")
+        try Shell.run("/usr/bin/openssl", "pkey", "-pubin", "-in", publicPath, "-outform", "DER", "-out", der.path)
+        XCTAssertEqual(signer.keyID, KeyedHasherHex.hex(SHA256.hash(data: try Data(contentsOf: der)).prefix(8)))
+    }
+
+    func testAKeyFileReadableByOthersIsRefused() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("checkpoint-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyFile = directory.appendingPathComponent("key.pem").path
+        _ = try CheckpointSigner.loadOrCreate(keyFile: keyFile)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keyFile)
+        XCTAssertThrowsError(try CheckpointSigner.load(keyFile: keyFile)) { error in
+            XCTAssertTrue("\(error)".contains("chmod 600"), "\(error)")
+        }
+    }
+
+    func testIncrementalStartsAtTheCheckpointAndFullAtTheStart() async throws {
+        try await withDatabase { db in
+            let integrity = integrity()
+            try await append(10, on: db)
+            let first = try await integrity.verify(full: false, now: start, on: db)
+            XCTAssertEqual(first.summary, "audit trail intact: 10 entries checked (seq 1..10)", "no checkpoint yet: from the start")
+            _ = try await integrity.checkpointNow(now: start, on: db)  // seq 10; entry 11 is audit.checkpoint
+            try await append(4, on: db)
+            let incremental = try await integrity.verify(full: false, now: start, on: db)
+            XCTAssertTrue(incremental.isIntact, incremental.summary)
+            XCTAssertEqual(incremental.fromSeq, 10)
+            XCTAssertEqual(incremental.toSeq, 15)
+            XCTAssertEqual(incremental.checkedEntries, 6, "the checkpoint's entry and the five after it")
+            let full = try await integrity.verify(full: true, now: start, on: db)
+            XCTAssertEqual(full.summary, "audit trail intact: 15 entries checked (seq 1..15)")
+            XCTAssertTrue(full.full)
+            let last = try await integrity.lastVerification(on: db)
+            XCTAssertEqual(last, full, "recorded")
+
+            // A checkpoint signed by a key the verifier does not know is no start point.
+            let stranger = AuditIntegrity(signer: CheckpointSigner(privateKey: .init()))
+            let fromStart = try await stranger.verify(full: false, now: start, on: db)
+            XCTAssertEqual(fromStart.fromSeq, 1)
+            XCTAssertEqual(fromStart.checkedEntries, 15)
+        }
+    }
+
+    func testATamperedRowIsFoundByBothAndNamed() async throws {
+        try await withDatabase { db in
+            let integrity = integrity()
+            try await append(5, on: db)
+            _ = try await integrity.checkpointNow(now: start, on: db)  // at 5
+            try await append(5, on: db)  // 7...11
+            try await dropAppendOnlyTriggers(db)
+            try await sql(db).raw("UPDATE audit_log SET details = '{\"n\":\"x\"}' WHERE seq = 8").run()
+            for full in [false, true] {
+                let result = try await integrity.verify(full: full, now: start, on: db)
+                XCTAssertEqual(result.firstBrokenSeq, 8, "full: \(full)")
+                XCTAssertEqual(result.summary, "audit trail broken at entry 8: entry 8 was changed after it was written")
+            }
+            let recorded = try await integrity.lastVerification(on: db)
+            XCTAssertEqual(recorded?.firstBrokenSeq, 8)
+            do {
+                _ = try await integrity.checkpointNow(now: start, on: db)
+                XCTFail("a broken chain is never signed")
+            } catch AuditIntegrityError.chainBroken(let verification) {
+                XCTAssertEqual(verification.firstBrokenSeq, 8)
+            }
+            let latest = try await integrity.latestCheckpoint(on: db)
+            XCTAssertEqual(latest?.seq, 5)
+        }
+    }
+
+    func testADeletedRowIsFound() async throws {
+        try await withDatabase { db in
+            let integrity = integrity()
+            try await append(5, on: db)
+            _ = try await integrity.checkpointNow(now: start, on: db)
+            try await append(5, on: db)
+            try await dropAppendOnlyTriggers(db)
+            try await sql(db).raw("DELETE FROM audit_log WHERE seq = 9").run()
+            for full in [false, true] {
+                let result = try await integrity.verify(full: full, now: start, on: db)
+                XCTAssertEqual(result.summary, "audit trail broken at entry 9: entry 9 is missing", "full: \(full)")
+            }
+            // A removed tail, head moved back with it: the checkpoint still names what was signed.
+            try await sql(db).raw("DELETE FROM audit_log WHERE seq >= 3").run()
+            let second = try await AuditEntry.find(2, on: db)
+            try await sql(db).raw("UPDATE audit_head SET seq = 2, hash = \(bind: second!.hash) WHERE id = 1").run()
+            let result = try await integrity.verify(full: false, now: start, on: db)
+            XCTAssertEqual(result.firstBrokenSeq, 5, result.summary)
+            let full = try await integrity.verify(full: true, now: start, on: db)
+            XCTAssertEqual(full.firstBrokenSeq, 3, full.summary)
+            XCTAssertTrue(full.problem?.contains("signed entry 5") ?? false, full.summary)
+        }
+    }
+
+    func testARewrittenTailIsFoundThroughTheCheckpoint() async throws {
+        try await withDatabase { db in
+            let integrity = integrity()
+            try await append(4, on: db)
+            _ = try await integrity.checkpointNow(now: start, on: db)  // at 4; 5 is audit.checkpoint
+            try await append(3, on: db)  // 6...8
+            _ = try await integrity.checkpointNow(now: start.addingTimeInterval(3600), on: db)  // at 8; 9 audit.checkpoint
+            try await append(2, on: db)
+            try await dropAppendOnlyTriggers(db)
+            try await rewriteTail(from: 6, on: db)
+
+            let incremental = try await integrity.verify(full: false, now: start, on: db)
+            XCTAssertEqual(incremental.firstBrokenSeq, 8)
+            XCTAssertEqual(incremental.problem,
+                           "entry 8 no longer has the hash signed in the checkpoint of 2027-01-15T09:00:00.000Z: the trail was rewritten after entry 4, the previous checkpoint that still matches")
+            let full = try await integrity.verify(full: true, now: start, on: db)
+            XCTAssertEqual(full.firstBrokenSeq, 8, full.summary)
+            XCTAssertEqual(full.problem, incremental.problem)
+        }
+    }
+
+    func testRetentionKeepsTheRemainderVerifiable() async throws {
+        try await withDatabase { db in
+            let signer = CheckpointSigner(privateKey: .init())
+            let integrity = integrity(signer, retention: .seconds(10 * 86400))
+            try await append(6, at: start, on: db)  // 1...6, old
+            try await append(4, at: start.addingTimeInterval(20 * 86400), on: db)  // 7...10
+            let now = start.addingTimeInterval(25 * 86400)
+            let report = try await integrity.runScheduled(now: now, on: db)
+            XCTAssertNil(report.brokenVerification)
+            XCTAssertEqual(report.checkpoint?.seq, 10, "the hourly checkpoint first")
+            XCTAssertEqual(report.retentionCheckpoint?.seq, 6, "then one at the cut")
+            XCTAssertEqual(report.deletedEntries, 6)
+            let remaining = try await AuditEntry.query(on: db).sort(\.$id).all()
+            XCTAssertEqual(remaining.first?.id, 7)
+            XCTAssertEqual(remaining.map(\.action).suffix(3), ["audit.checkpoint", "audit.checkpoint", "audit.retention"])
+            XCTAssertEqual(remaining.last?.detailValues, ["cut_seq": "6", "deleted": "6"])
+
+            let full = try await integrity.verify(full: true, now: now, on: db)
+            XCTAssertTrue(full.isIntact, full.summary)
+            XCTAssertEqual(full.fromSeq, 7)
+            let incremental = try await integrity.verify(full: false, now: now, on: db)
+            XCTAssertTrue(incremental.isIntact, incremental.summary)
+            // Outsiders with only the public key agree.
+            let outsider = AuditIntegrity(signer: nil, publicKeys: [signer.publicKey])
+            let outside = try await outsider.verify(full: true, now: now, on: db)
+            XCTAssertTrue(outside.isIntact, outside.summary)
+            // Without a key that vouches for the cut, deleted entries are not taken on trust.
+            let unknowing = try await AuditIntegrity(signer: nil).verify(full: true, now: now, on: db)
+            XCTAssertEqual(unknowing.firstBrokenSeq, 6, unknowing.summary)
+
+            // Deleting above the floor is still refused, and so is moving the floor down.
+            for statement in ["DELETE FROM audit_log WHERE seq = 8", "UPDATE audit_log SET actor = 'x' WHERE seq = 8"] {
+                do {
+                    try await sql(db).raw(SQLQueryString(statement)).run()
+                    XCTFail("\(statement) must be refused")
+                } catch {
+                    XCTAssertTrue(String(reflecting: error).contains("append-only"), String(reflecting: error))
+                }
+            }
+            do {
+                try await sql(db).raw("UPDATE audit_floor SET seq = 2 WHERE id = 1").run()
+                XCTFail("the floor only moves up")
+            } catch {
+                XCTAssertTrue(String(reflecting: error).contains("only moves up"), String(reflecting: error))
+            }
+            if isPostgreSQL(db) {
+                do {
+                    try await sql(db).raw("TRUNCATE audit_log").run()
+                    XCTFail("TRUNCATE must be refused")
+                } catch {
+                    XCTAssertTrue(String(reflecting: error).contains("append-only"), String(reflecting: error))
+                }
+            }
+
+            // A second run within the hour and with nothing older: nothing to do.
+            let again = try await integrity.runScheduled(now: now.addingTimeInterval(60), on: db)
+            XCTAssertEqual(again, AuditMaintenanceReport())
+        }
+    }
+
+    func testRetentionDeletesNothingOfABrokenChain() async throws {
+        try await withDatabase { db in
+            let integrity = integrity(retention: .seconds(86400))
+            try await append(4, at: start, on: db)
+            try await dropAppendOnlyTriggers(db)
+            try await sql(db).raw("UPDATE audit_log SET actor = 'mallory' WHERE seq = 2").run()
+            let report = try await integrity.runScheduled(now: start.addingTimeInterval(2 * 86400), on: db)
+            XCTAssertEqual(report.brokenVerification?.firstBrokenSeq, 2)
+            XCTAssertNil(report.checkpoint)
+            XCTAssertEqual(report.deletedEntries, 0)
+            let count = try await AuditEntry.query(on: db).count()
+            XCTAssertEqual(count, 4)
+        }
+    }
+
+    func testScheduledRunsFromSeveralInstancesSignOnce() async throws {
+        try await withDatabase { db in
+            let integrity = integrity()
+            try await append(3, on: db)
+            let now = start
+            let reports = try await withThrowingTaskGroup(of: AuditMaintenanceReport.self) { group in
+                for _ in 0..<4 { group.addTask { try await integrity.runScheduled(now: now, on: db) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(reports.compactMap(\.checkpoint).count, 1)
+            let verification = try await integrity.verify(full: true, now: start, on: db)
+            XCTAssertTrue(verification.isIntact, verification.summary)
+        }
+    }
+}
+
+/// Lowercase hex, as the chain writes hashes.
+enum KeyedHasherHex {
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+}
