@@ -25,6 +25,9 @@ PORTAL_TEST_POSTGRES_URL="$postgres_url" \
 PORTAL_TEST_REQUIRE_POSTGRES=1 \
   swift test --disable-swift-testing
 
+echo "== Python support tests (the independent audit-chain checker, no portal needed)"
+python3 -m pytest -q Tests/support/test_audit_chain.py
+
 echo "== browser tests (headless Chromium, real PAM, SQLite and PostgreSQL)"
 export SE_AVOID_STATS=true
 export PORTAL_BIN="$PWD/.build/debug/portal"

@@ -1,15 +1,15 @@
 /// UTC ISO 8601 with milliseconds ("2026-11-24T10:00:00.123Z") from and to milliseconds since
 /// 1970, by arithmetic: the export writes one per row, where a date formatter per row would cost
 /// more than the rest of the line. (Days-to-civil after Howard Hinnant's `civil_from_days`.)
-enum AuditTime {
-    static func iso8601(milliseconds ms: Int64) -> String {
+package enum AuditTime {
+    package static func iso8601(milliseconds ms: Int64) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24)
         append(milliseconds: ms, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    static func append(milliseconds ms: Int64, to out: inout [UInt8]) {
+    package static func append(milliseconds ms: Int64, to out: inout [UInt8]) {
         let days = floorDiv(ms, 86_400_000)
         let msOfDay = ms - days * 86_400_000
         let (year, month, day) = civil(fromDays: days)

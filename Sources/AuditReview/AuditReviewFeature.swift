@@ -44,6 +44,10 @@ package struct AuditReviewFeature: PortalFeature {
     /// Signs a checkpoint when the last is older than the interval, then deletes entries past the
     /// retention time behind a checkpoint at the cut (see ``AuditIntegrity``).
     package func runPeriodicWork(now: Date, on db: any Database) async throws {
-        try await integrity.runScheduled(now: now, on: db)
+        let report = try await integrity.runScheduled(now: now, on: db)
+        if let broken = report.brokenVerification {
+            // Nothing is signed or deleted over a broken chain; an operator must look.
+            db.logger.critical("audit trail broken: \(broken.summary); no checkpoint signed, nothing deleted")
+        }
     }
 }

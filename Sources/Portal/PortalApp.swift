@@ -52,7 +52,7 @@ package final class PortalApp: Sendable {
         self.configuration = configuration
         self.logger = logger
         let serverSecret = try SecretFile.loadOrCreate(at: configuration.secretFile)
-        let signer = try CheckpointSigner.loadOrCreate(at: configuration.auditCheckpointKey)
+        let signer = try CheckpointSigner.loadOrCreate(keyFile: configuration.auditCheckpointKey)
         let assets = try AssetFiles.load(
             templatesDirectory: configuration.templatesDirectory, publicDirectory: configuration.publicDirectory)
         let database = try await PortalDatabase.openMigrated(

@@ -51,19 +51,13 @@ struct AuditScheduleOptions: ParsableArguments {
         try OptionParser.duration(auditCheckpointInterval, flag: "--audit-checkpoint-interval", env: "PORTAL_AUDIT_CHECKPOINT_INTERVAL")
     }
 
-    /// Own parsing: OptionParser.duration stops at 366 days, and the default is 400.
+    /// From one day (a typo must not wipe the trail) to ten years.
     func retention() throws -> Duration {
-        let text = auditRetention.trimmingCharacters(in: .whitespaces).lowercased()
-        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        var number = text, multiplier: Int64 = 1
-        if let last = text.last, let unit = units[last] {
-            number = String(text.dropLast())
-            multiplier = unit
-        }
-        guard let value = Int64(number), value > 0, value <= 3660 * 86400 / multiplier, value * multiplier >= 86400 else {
-            throw ConfigurationError(message: "--audit-retention (PORTAL_AUDIT_RETENTION): expected a duration from 1d to 3660d such as 400d, got '\(auditRetention)'")
-        }
-        return .seconds(value * multiplier)
+        let message = "--audit-retention (PORTAL_AUDIT_RETENTION): expected a duration from 1d to 3660d such as 400d, got '\(auditRetention)'"
+        guard let value = try? OptionParser.duration(auditRetention, flag: "--audit-retention", env: "PORTAL_AUDIT_RETENTION", maximumDays: 3660),
+              value >= .seconds(86400)
+        else { throw ConfigurationError(message: message) }
+        return value
     }
 }
 

@@ -110,12 +110,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Longest time a callback's phone number and name are kept, e.g. 1h (env PORTAL_CALLBACK_RETENTION)")
     var callbackRetention: String = Environment.value("PORTAL_CALLBACK_RETENTION") ?? "1h"
 
-    @Option(help: "Private key (PEM, P-256) that signs audit checkpoints; created with mode 600, and its public key as .pub.pem next to it, if missing (env PORTAL_AUDIT_CHECKPOINT_KEY)")
-    var auditCheckpointKey: String = Environment.value("PORTAL_AUDIT_CHECKPOINT_KEY") ?? "audit-checkpoint-key.pem"
-    @Option(help: "How often a checkpoint of the audit chain is signed, e.g. 1h (env PORTAL_AUDIT_CHECKPOINT_INTERVAL)")
-    var auditCheckpointInterval: String = Environment.value("PORTAL_AUDIT_CHECKPOINT_INTERVAL") ?? "1h"
-    @Option(help: "Audit entries older than this are deleted behind a signed checkpoint, e.g. 400d (env PORTAL_AUDIT_RETENTION)")
-    var auditRetention: String = Environment.value("PORTAL_AUDIT_RETENTION") ?? "400d"
+    @OptionGroup var auditKey: AuditCheckpointKeyOption
+    @OptionGroup var auditSchedule: AuditScheduleOptions
 
     @Flag(help: "Trust X-Forwarded-For/-Proto from a reverse proxy (env PORTAL_TRUST_PROXY=1)")
     var trustProxy = Environment.flag("PORTAL_TRUST_PROXY")
@@ -193,14 +189,9 @@ struct Serve: AsyncParsableCommand {
             }
         }
         config.callbackRetention = try OptionParser.duration(callbackRetention, flag: "--callback-retention", env: "PORTAL_CALLBACK_RETENTION")
-        config.auditCheckpointKey = auditCheckpointKey
-        config.auditCheckpointInterval = try OptionParser.duration(
-            auditCheckpointInterval, flag: "--audit-checkpoint-interval", env: "PORTAL_AUDIT_CHECKPOINT_INTERVAL")
-        config.auditRetention = try OptionParser.duration(
-            auditRetention, flag: "--audit-retention", env: "PORTAL_AUDIT_RETENTION", maximumDays: 100 * 366)
-        guard config.auditRetention >= .seconds(86400) else {
-            throw ConfigurationError(message: "--audit-retention (PORTAL_AUDIT_RETENTION): at least 1d, got '\(auditRetention)'")
-        }
+        config.auditCheckpointKey = auditKey.auditCheckpointKey
+        config.auditCheckpointInterval = try auditSchedule.checkpointInterval()
+        config.auditRetention = try auditSchedule.retention()
         config.templatesDirectory = templates
         config.publicDirectory = publicDirectory
         for case let (directory?, flag, env) in [(templates, "--templates", "PORTAL_TEMPLATES"), (publicDirectory, "--public-directory", "PORTAL_PUBLIC")] {

@@ -8,65 +8,53 @@ import NIOCore
 package enum AuditCSV {
     package static let header = "seq,time_utc,actor,role,action,outcome,address,request_id,subject,details,prev_hash,hash\r\n"
 
-    package static func write(_ row: AuditRow, into buffer: inout ByteBuffer) {
-        field(String(row.seq), into: &buffer)
-        buffer.writeInteger(UInt8(ascii: ","))
-        field(AuditExportTime.utc(row.occurred_at), into: &buffer)
+    package static func write(_ row: AuditRow, into out: inout [UInt8]) {
+        field(String(row.seq), into: &out)
+        out.append(UInt8(ascii: ","))
+        AuditTime.append(milliseconds: row.milliseconds, to: &out)
         for value in [row.actor, row.role, row.action, row.outcome, row.address, row.request_id, row.subject, row.details, row.prev_hash, row.hash] {
-            buffer.writeInteger(UInt8(ascii: ","))
-            field(value ?? "", into: &buffer)
+            out.append(UInt8(ascii: ","))
+            field(value ?? "", into: &out)
         }
-        buffer.writeString("\r\n")
+        out.append(0x0D)
+        out.append(0x0A)
     }
 
     /// One cell, neutralised and quoted as needed.
     package static func cell(_ value: String) -> String {
-        var buffer = ByteBuffer()
-        field(value, into: &buffer)
-        return String(buffer: buffer)
+        var out: [UInt8] = []
+        field(value, into: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private static func field(_ value: String, into buffer: inout ByteBuffer) {
+    private static let risky: Set<UInt8> = [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D, 0x00]
+
+    private static func field(_ value: String, into out: inout [UInt8]) {
         let utf8 = value.utf8
-        let risky = utf8.first.map { [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D, 0x00].contains($0) } ?? false
-        let needsQuotes = risky || utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0D || $0 == 0x0A }
+        let disarm = utf8.first.map { risky.contains($0) } ?? false
+        let needsQuotes = disarm || utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0D || $0 == 0x0A }
         guard needsQuotes else {
-            buffer.writeString(value)
+            out.append(contentsOf: utf8)
             return
         }
-        buffer.writeInteger(UInt8(ascii: "\""))
-        if risky { buffer.writeInteger(UInt8(ascii: "'")) }
+        out.append(UInt8(ascii: "\""))
+        if disarm { out.append(UInt8(ascii: "'")) }
         for byte in utf8 {
-            if byte == UInt8(ascii: "\"") { buffer.writeInteger(byte) }
-            buffer.writeInteger(byte)
+            if byte == UInt8(ascii: "\"") { out.append(byte) }
+            out.append(byte)
         }
-        buffer.writeInteger(UInt8(ascii: "\""))
-    }
-}
-
-/// Times in exports: UTC, ISO 8601 with milliseconds (what the chain hashes, as `at_ms`).
-package enum AuditExportTime {
-    package static func utc(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+        out.append(UInt8(ascii: "\""))
     }
 }
 
 extension AuditRow {
-    /// The row as the audit module's entry type (which the JSON Lines encoder takes).
-    var exportEntry: AuditEntry {
-        let entry = AuditEntry()
-        entry.id = seq
-        entry.occurredAt = occurred_at
-        entry.actor = actor
-        entry.role = role
-        entry.action = action
-        entry.outcome = outcome
-        entry.address = address
-        entry.requestID = request_id
-        entry.subject = subject
-        entry.details = details
-        entry.previousHash = prev_hash
-        entry.hash = hash
-        return entry
+    /// Whole milliseconds since 1970, as the chain hashes the time.
+    var milliseconds: Int64 { Int64((occurred_at.timeIntervalSince1970 * 1000).rounded()) }
+
+    /// The row as one JSON Lines record of the export.
+    var exportRecord: AuditExportRecord {
+        AuditExportRecord(
+            seq: seq, atMilliseconds: milliseconds, actor: actor, role: role, action: action, outcome: outcome, address: address,
+            requestID: request_id, subject: subject, details: details, previousHash: prev_hash, hash: hash)
     }
 }

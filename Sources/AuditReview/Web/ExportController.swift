@@ -53,15 +53,15 @@ struct ExportController: Sendable {
                 while true {
                     let batch = try await search.batch(filter, after: after, upTo: last, limit: batchSize, on: db)
                     guard let lastRow = batch.last else { break }
-                    var buffer = ByteBuffer()
-                    buffer.reserveCapacity(batch.count * 400)
+                    var bytes: [UInt8] = []
+                    bytes.reserveCapacity(batch.count * 400)
                     for row in batch {
                         switch format {
-                        case .csv: AuditCSV.write(row, into: &buffer)
-                        case .jsonl: buffer.writeString(AuditExportRecord.line(for: row.exportEntry))
+                        case .csv: AuditCSV.write(row, into: &bytes)
+                        case .jsonl: row.exportRecord.appendLine(to: &bytes)
                         }
                     }
-                    try await writer.write(buffer)
+                    try await writer.write(ByteBuffer(bytes: bytes))
                     rows += batch.count
                     after = lastRow.seq
                     if batch.count < batchSize { break }
@@ -70,7 +70,7 @@ struct ExportController: Sendable {
                 // The download broke off (the browser went away, the database failed): say so.
                 var details = ExportController.detailsFor(format: format, filter: filter, rows: rows, last: last)
                 details["reason"] = "interrupted"
-                try? await audit.append(AuditEvent(.auditExport, .failure, by: acting, details: details), at: now(), on: db)
+                _ = try? await audit.append(AuditEvent(.auditExport, .failure, by: acting, details: details), at: now(), on: db)
                 throw error
             }
             try await writer.finish(nil)
