@@ -4,7 +4,10 @@ and the PAM service, it serves styled pages and an officer signs in."""
 
 from __future__ import annotations
 
+import base64
+import os
 import shutil
+import subprocess
 import urllib.request
 from pathlib import Path
 
@@ -61,5 +64,44 @@ def test_installed_binary_runs_from_an_empty_directory(browser, secrets_ledger, 
         assert skip.location["x"] < 0
     finally:
         portal.stop_cleanly()
-    # Nothing was needed from the working directory but room for the database and the secret.
-    assert {p.name for p in rundir.iterdir()} <= {"portal.sqlite", "portal.sqlite-wal", "portal.sqlite-shm", "portal.secret"}
+    # Nothing was needed from the working directory but room for the database, the secret and
+    # the checkpoint key pair, which the portal made itself (the private key for its user only).
+    made = {p.name for p in rundir.iterdir()}
+    assert made <= {"portal.sqlite", "portal.sqlite-wal", "portal.sqlite-shm", "portal.secret",
+                    "audit-checkpoint-key.pem", "audit-checkpoint-key.pub.pem"}, made
+    assert {"audit-checkpoint-key.pem", "audit-checkpoint-key.pub.pem"} <= made
+    assert (rundir / "audit-checkpoint-key.pem").stat().st_mode & 0o777 == 0o600
+
+
+def test_checkpoint_key_made_as_deployment_md_says_signs_what_openssl_accepts(tmp_path):
+    """docs/deployment.md, section 2: the operator makes the key pair with openssl; the portal
+    signs checkpoints with it, and openssl checks them with the public key alone."""
+    key, public = tmp_path / "audit-checkpoint-key.pem", tmp_path / "audit-checkpoint-key.pub.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(key)],
+                   check=True, capture_output=True, timeout=30)
+    subprocess.run(["openssl", "pkey", "-in", str(key), "-pubout", "-out", str(public)], check=True, capture_output=True, timeout=30)
+    database = f"sqlite:{tmp_path / 'portal.sqlite'}"
+    environment = {**os.environ, "PORTAL_AUDIT_CHECKPOINT_KEY": str(key), "PORTAL_DATABASE": database}
+    subprocess.run([PORTAL_BIN, "migrate"], check=True, capture_output=True, timeout=60, env=environment)
+    signed = subprocess.run([PORTAL_BIN, "audit", "checkpoint", "--sign"], capture_output=True, text=True, timeout=60, env=environment)
+    assert signed.returncode == 0, signed.stderr
+    printed = subprocess.run([PORTAL_BIN, "audit", "checkpoint"], capture_output=True, text=True, timeout=60, env=environment)
+    assert printed.stdout == signed.stdout
+    lines = printed.stdout.splitlines(keepends=True)
+    assert lines[0] == "teletan-portal audit checkpoint\n" and lines[5] == "\n" and lines[6].startswith("signature ")
+    (tmp_path / "body.txt").write_text("".join(lines[:5]))
+    (tmp_path / "sig.der").write_bytes(base64.b64decode(lines[6].split()[1]))
+    check = subprocess.run(["openssl", "dgst", "-sha256", "-verify", str(public), "-signature", str(tmp_path / "sig.der"),
+                            str(tmp_path / "body.txt")], capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0 and "Verified OK" in check.stdout, check.stdout + check.stderr
+    # Another key's signature is not accepted.
+    other = tmp_path / "other.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(other)],
+                   check=True, capture_output=True, timeout=30)
+    subprocess.run(["openssl", "pkey", "-in", str(other), "-pubout", "-out", str(tmp_path / "other.pub.pem")],
+                   check=True, capture_output=True, timeout=30)
+    wrong = subprocess.run(["openssl", "dgst", "-sha256", "-verify", str(tmp_path / "other.pub.pem"), "-signature",
+                            str(tmp_path / "sig.der"), str(tmp_path / "body.txt")], capture_output=True, text=True, timeout=30)
+    assert wrong.returncode != 0
+    verified = subprocess.run([PORTAL_BIN, "audit", "verify", "--full"], capture_output=True, text=True, timeout=60, env=environment)
+    assert verified.returncode == 0 and "intact" in verified.stdout, verified.stdout + verified.stderr
