@@ -86,6 +86,35 @@ final class AuditReviewTests: XCTestCase {
         }
     }
 
+    /// The time range is found through `seq` bounds; entries written out of time order (another
+    /// instance's clock a little behind) at the range's edges are still in or out by their time.
+    func testATimeRangeFindsEntriesWrittenOutOfTimeOrder() async throws {
+        try await PortalHarness.run { portal in
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "Europe/Berlin")!
+            let day = calendar.date(byAdding: .day, value: 3, to: calendar.startOfDay(for: portal.clock.now))!
+            portal.clock.advance(seconds: day.timeIntervalSince(portal.clock.now) - 60)
+            let beforeDay = try await Self.append(portal, action: "range.test", actor: "early")   // 23:59 the day before
+            portal.clock.advance(seconds: 120)
+            let inDay = try await Self.append(portal, action: "range.test", actor: "first")       // 00:01
+            portal.clock.advance(seconds: -90)
+            let lateClock = try await Self.append(portal, action: "range.test", actor: "behind")  // 23:59:30, written later
+            portal.clock.advance(seconds: 2 * 86400)
+            let nextDay = try await Self.append(portal, action: "range.test", actor: "next")
+            let admin = try await portal.signedIn(.admin)
+            let text = String(format: "%04d-%02d-%02d", calendar.component(.year, from: day), calendar.component(.month, from: day),
+                              calendar.component(.day, from: day))
+            let page = try await admin.get("/admin/audit?from=\(text)&to=\(text)")
+            XCTAssertEqual(Self.seqs(page), [inDay])
+            let before = try await admin.get("/admin/audit?to=\(text)&action=range.test")
+            XCTAssertEqual(Self.seqs(before), [lateClock, inDay, beforeDay])
+            let fromDay = try await admin.get("/admin/audit?from=\(text)&action=range.test")
+            XCTAssertEqual(Self.seqs(fromDay), [nextDay, inDay])
+            let empty = try await admin.get("/admin/audit?from=1999-01-01&to=1999-01-02")
+            XCTAssertEqual(Self.seqs(empty), [])
+        }
+    }
+
     func testAnUnreadableFilterIsA400WithWhatWasTypedKept() async throws {
         try await PortalHarness.run { portal in
             let admin = try await portal.signedIn(.admin)

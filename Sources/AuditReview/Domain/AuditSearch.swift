@@ -54,7 +54,7 @@ package struct AuditSearch: Sendable {
     }
 
     package func page(_ filter: AuditFilter, at cursor: AuditCursor, on db: any Database) async throws -> AuditPage {
-        var query = select(filter, on: db)
+        guard var query = try await select(filter, on: db) else { return AuditPage(entries: [], older: nil, newer: nil) }
         switch cursor {
         case .newest: break
         case .before(let seq): query = query.where("seq", .lessThan, seq)
@@ -85,7 +85,8 @@ package struct AuditSearch: Sendable {
     /// The entries matching `filter` with `seq` after `after` up to `last`, oldest first, at most
     /// `limit` (the export's batches).
     package func batch(_ filter: AuditFilter, after: Int64, upTo last: Int64, limit: Int, on db: any Database) async throws -> [AuditRow] {
-        try await select(filter, on: db).where("seq", .greaterThan, after).where("seq", .lessThanOrEqual, last)
+        guard let query = try await select(filter, on: db) else { return [] }
+        return try await query.where("seq", .greaterThan, after).where("seq", .lessThanOrEqual, last)
             .orderBy("seq", .ascending).limit(limit).all(decoding: AuditRow.self)
     }
 
@@ -95,14 +96,45 @@ package struct AuditSearch: Sendable {
         return try await sql(db).raw("SELECT MAX(seq) AS seq FROM audit_log").first(decoding: Row.self)?.seq ?? 0
     }
 
-    private func select(_ filter: AuditFilter, on db: any Database) -> SQLSelectBuilder {
+    /// The query for `filter`; nil when a time range holds no entry at all.
+    private func select(_ filter: AuditFilter, on db: any Database) async throws -> SQLSelectBuilder? {
         var query = sql(db).select().column(SQLRaw(AuditRow.columns)).from("audit_log")
         for (column, value) in [("actor", filter.actor), ("action", filter.action), ("outcome", filter.outcome?.rawValue),
                                 ("address", filter.address), ("subject", filter.subject)] {
             if let value { query = query.where(SQLIdentifier(column), .equal, SQLBind(value)) }
         }
+        if filter.from != nil || filter.to != nil {
+            guard let bounds = try await seqBounds(from: filter.from, to: filter.to, on: db) else { return nil }
+            query = query.where("seq", .greaterThanOrEqual, bounds.lowest).where("seq", .lessThanOrEqual, bounds.highest)
+        }
         if let from = filter.from { query = query.where("occurred_at", .greaterThanOrEqual, SQLBind(from)) }
         if let to = filter.to { query = query.where("occurred_at", .lessThan, SQLBind(to)) }
         return query
+    }
+
+    /// How far apart in time two entries in `seq` order may be written the other way round:
+    /// instances take the time before they queue for the chain head, and their clocks differ.
+    static let clockMargin: TimeInterval = 5 * 60
+
+    /// The `seq` range a time range lies in, from two single-row lookups on the `occurred_at`
+    /// index, so that a day from a year ago is one short index range instead of a walk back over
+    /// everything newer. Assumes an entry is never more than ``clockMargin`` older than one
+    /// written before it: then every entry from `from` on comes after the newest one older than
+    /// `from - margin`, and every entry before `to` before the oldest one from `to + margin` on.
+    /// The exact time condition still applies within the range.
+    private func seqBounds(from: Date?, to: Date?, on db: any Database) async throws -> (lowest: Int64, highest: Int64)? {
+        struct Row: Decodable { let seq: Int64 }
+        var lowest: Int64 = 0, highest = Int64.max
+        if let from, let before = try await sql(db).select().column("seq").from("audit_log")
+            .where("occurred_at", .lessThan, SQLBind(from.addingTimeInterval(-Self.clockMargin)))
+            .orderBy("occurred_at", .descending).limit(1).first(decoding: Row.self) {
+            lowest = before.seq + 1
+        }
+        if let to, let after = try await sql(db).select().column("seq").from("audit_log")
+            .where("occurred_at", .greaterThanOrEqual, SQLBind(to.addingTimeInterval(Self.clockMargin)))
+            .orderBy("occurred_at", .ascending).limit(1).first(decoding: Row.self) {
+            highest = after.seq - 1
+        }
+        return lowest <= highest ? (lowest, highest) : nil
     }
 }

@@ -21,7 +21,7 @@ struct ExportController: Sendable {
     let renderer: PageRenderer
     let now: @Sendable () -> Date
     /// Rows per database round trip.
-    let batchSize = 2000
+    let batchSize = 5000
 
     func addRoutes(to routes: DeclaredRoutes) {
         routes.group("/admin/audit", access: .permission(.reviewAuditTrail))
