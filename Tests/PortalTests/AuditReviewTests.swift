@@ -80,6 +80,11 @@ final class AuditReviewTests: XCTestCase {
             let order = Self.seqs(all)
             XCTAssertEqual(order, order.sorted(by: >))
             XCTAssertTrue(Set(seqs.values).isSubset(of: Set(order)))
+            // As a browser's GET form sends a space (+), and a plus sign (%2B).
+            let spaced = try await Self.append(portal, action: "signin", actor: "dr a+b")
+            let form = try await admin.get("/admin/audit?actor=dr+a%2Bb")
+            XCTAssertEqual(Self.seqs(form), [spaced])
+            XCTAssertTrue(form.body.contains("value=\"dr a+b\""))
             // A from/to given with a time of day: minute precision.
             let minute = try await admin.get("/admin/audit?from=\(firstDay)T00:00&to=\(firstDay)T23:59&actor=alice")
             XCTAssertEqual(Set(Self.seqs(minute)), [seqs["a1"]!, seqs["a2"]!])

@@ -2,7 +2,10 @@
 on each page of each role, in English and in German, error pages included, and no violation of
 impact "serious" or "critical" may remain. The hotline's pages are checked in the states that
 show the most: the call page with an error, the read-back after a wrong read-back, the callback
-queue with a waiting and a closed entry, a taken callback; and the EVENT section and its result.
+queue with a waiting and a closed entry, a taken callback; the EVENT section and its result; and
+the admin's pages: the audit search with results, with an unreadable filter (400) and after a
+verification, one entry, the teleTAN lookup found, not found and refused (422), the charts, the
+sessions and the lockouts with a lock.
 
 Violations are collected over all pages of a run and reported together (page, language, rule,
 impact, node targets); a page that does not load as expected fails the test at once. The node
@@ -12,6 +15,7 @@ HTML axe reports is never put into a message: on the result page it would hold t
 from __future__ import annotations
 
 import re
+import secrets
 
 import pytest
 from axe_selenium_python import Axe
@@ -24,7 +28,7 @@ from test_hotline_browser import (
     AUTHORITY_ID, AUTHORITY_NAME, EVENT, HOTLINE, check_ids, choose_language, queue_callback, queue_row, start_call, tick, type_into,
 )
 from test_portal_browser import (
-    ADMIN, NO_ROLE, OFFICER, OTP_USER, TELETAN_PATTERN, assert_no_error_page, click_and_wait,
+    ADMIN, ALPHABET, NO_ROLE, OFFICER, OTP_USER, TELETAN_PATTERN, assert_no_error_page, check_character, click_and_wait,
     issue_outside_browser, mark_for_navigation, next_hotp_code, note_issue, path_of, sign_in, wait_for_new_document,
     wait_issue_interval,
 )
@@ -143,11 +147,13 @@ def submit_by_script(driver, script: str) -> None:
     wait_for_new_document(driver)
 
 
-def record_teletan(driver, ledger) -> None:
-    """Records the teleTAN on the result page for the secrets check (never printed)."""
+def record_teletan(driver, ledger) -> str:
+    """Records the teleTAN on the result page for the secrets check (never printed), and
+    returns it."""
     value = re.sub(r"\s+", "", driver.find_element(By.ID, "teletan").text)
     ledger.add_teletan(value)
     assert TELETAN_PATTERN.fullmatch(value), "the result page shows no teleTAN"
+    return value
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -182,7 +188,7 @@ def test_every_page_has_no_serious_accessibility_violation(browser, portal, secr
     wait_issue_interval(username)
     click_and_wait(browser, browser.find_element(By.ID, "issue-teletan"))
     note_issue(username)
-    record_teletan(browser, secrets_ledger)
+    officer_teletan = record_teletan(browser, secrets_ledger)
     audit.check("teleTAN result page", "/teletan/result")
     browser.refresh()
     assert browser.find_elements(By.ID, "already-shown"), "reloading did not give the already-shown page"
@@ -241,9 +247,15 @@ def test_every_page_has_no_serious_accessibility_violation(browser, portal, secr
     browser.get(base + "/")
     sign_out(browser)
 
+    # A made-up name locked by five failed sign-ins, for the lockouts page.
+    locked = f"tt-a11y-locked-{lang}"
+    for _ in range(5):
+        sign_in(browser, portal, secrets_ledger, locked, NOBODY[1])
+        assert path_of(browser) == "/signin"
     sign_in(browser, portal, secrets_ledger, *ADMIN)
     assert browser.find_elements(By.ID, "no-issue-role")
     audit.check("start page, admin", "/")
+    check_admin_pages(audit, browser, portal, secrets_ledger, officer_teletan, locked)
     sign_out(browser)
 
     sign_in(browser, portal, secrets_ledger, *NO_ROLE)
@@ -265,7 +277,71 @@ def test_every_page_has_no_serious_accessibility_violation(browser, portal, secr
     assert browser.find_elements(By.ID, "signin-error"), "mismatched new passwords were not refused"
     audit.check("sign-in page, password change failed")
 
-    audit.assert_clean(expected_pages=33 if lang == "en" else 32)
+    audit.assert_clean(expected_pages=43 if lang == "en" else 42)
+
+
+def made_up_teletan() -> str:
+    """A teleTAN of valid form (check character included) that no portal issued."""
+    body = "".join(secrets.choice(ALPHABET) for _ in range(9))
+    return body + check_character(body)
+
+
+def look_up(driver, typed: str) -> None:
+    """Types into the lookup form of the search page and presses Look up (no error check)."""
+    driver.get(driver.current_url.split("/admin/")[0] + "/admin/audit")
+    type_into(driver, "lookup-teletan", typed)
+    mark_for_navigation(driver)
+    driver.find_element(By.ID, "lookup").click()
+    wait_for_new_document(driver)
+
+
+def check_admin_pages(audit: AxeAudit, browser, portal, ledger, teletan: str, locked: str) -> None:
+    """The admin's pages (signed in as tt-admin): the audit search with results, with an
+    unreadable filter, one entry, the teleTAN lookup found, not found and refused, the charts,
+    the sessions, the lockouts with `locked` (lifted again afterwards), and the search page after
+    a verification."""
+    base = portal.base_url
+    browser.get(f"{base}/admin/audit?actor={OFFICER[0]}")
+    assert browser.find_elements(By.CSS_SELECTOR, "#audit-results tbody tr"), "no results"
+    audit.check("audit search with results", "/admin/audit")
+    browser.get(f"{base}/admin/audit?actor={OFFICER[0]}&from=24.11.2026")
+    assert browser.find_elements(By.ID, "filter-error"), "no message for an unreadable From"
+    audit.check("audit search, unreadable From (400)", "/admin/audit")
+    browser.get(f"{base}/admin/audit?actor={OFFICER[0]}")
+    click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, "#audit-results tbody tr a"))
+    assert path_of(browser).startswith("/admin/audit/entries/") and browser.find_elements(By.ID, "entry-hash")
+    audit.check("audit entry")
+
+    look_up(browser, f"{teletan[0:3]} {teletan[3:6]} {teletan[6:]}".lower())
+    assert path_of(browser).startswith("/admin/audit/teletans/") and browser.find_elements(By.ID, "teletan-facts"), \
+        "the lookup did not find the officer's teleTAN"
+    audit.check("teleTAN lookup, found")
+    unknown = made_up_teletan()
+    ledger.add_teletan(unknown)
+    look_up(browser, unknown)
+    assert browser.find_elements(By.ID, "teletan-not-found"), "a teleTAN nobody issued was found"
+    audit.check("teleTAN lookup, not found")
+    look_up(browser, "12345")
+    assert browser.find_elements(By.ID, "lookup-error"), "no error for a text that is no teleTAN"
+    audit.check("teleTAN lookup, not a teleTAN (422)", "/admin/audit/lookup")
+
+    browser.get(base + "/admin/audit/charts")
+    audit.check("audit charts", "/admin/audit/charts")
+    browser.get(base + "/admin/sessions")
+    assert browser.find_elements(By.CSS_SELECTOR, "#sessions tr.session"), "no session listed"
+    audit.check("sessions", "/admin/sessions")
+    browser.get(base + "/admin/lockouts")
+    rows = [row for row in browser.find_elements(By.CSS_SELECTOR, "#lockouts tr.lockout")
+            if row.find_element(By.CSS_SELECTOR, ".lock-key").text == locked]
+    assert len(rows) == 1, f"{locked} is not listed as locked"
+    audit.check("lockouts with a lock", "/admin/lockouts")
+    click_and_wait(browser, rows[0].find_element(By.CSS_SELECTOR, ".lift-lock"))
+
+    browser.get(base + "/admin/audit")
+    click_and_wait(browser, browser.find_element(By.ID, "verify-incremental"))
+    assert browser.find_elements(By.ID, "verify-notice") and browser.find_elements(By.ID, "last-verification")
+    audit.check("audit search after a verification", "/admin/audit")
+    browser.get(base + "/")
 
 
 def check_hotline_pages(audit: AxeAudit, browser, portal, ledger, lang: str) -> None:

@@ -192,13 +192,11 @@ struct AuditController: Sendable {
     }
 
     /// The search form's fields from the request's query string.
+    /// Read as a form is sent (`+` is a space), not only percent-decoded: a browser's GET form
+    /// sends "a b" as `a+b`. A query that is no form at all reads as no filter.
     static func filter(of request: Request, timeZone: TimeZone) -> (filter: AuditFilter, invalid: [String]) {
-        let query = request.uri.queryParameters
-        var values: [String: String] = [:]
-        for name in AuditFilter.fieldNames {
-            if let value = query[Substring(name)] { values[name] = String(value) }
-        }
-        return AuditFilter.parse(values, timeZone: timeZone)
+        let values = (try? URLEncodedFormDecoder().decode([String: String].self, from: request.uri.query ?? "")) ?? [:]
+        return AuditFilter.parse(values.filter { AuditFilter.fieldNames.contains($0.key) }, timeZone: timeZone)
     }
 
     static func cursor(of request: Request) -> AuditCursor? {
