@@ -23,7 +23,7 @@ package struct AuditReviewFeature: PortalFeature {
         audit = AuditController(
             database: foundation.database, csrf: foundation.csrf, search: search,
             lookup: TeleTANLookup(hasher: foundation.hasher, service: verification, search: search),
-            integrity: integrity, audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
+            integrity: integrity, fullCheck: BackgroundCheck(), audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
         export = ExportController(
             database: foundation.database, search: search, audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
         charts = ChartsController(

@@ -248,13 +248,87 @@ final class AuditReviewTests: XCTestCase {
             XCTAssertEqual(lookups.map(\.outcome), ["success", "success", "success", "failure"])
             XCTAssertEqual(lookups.first?.subject, fingerprint)
             XCTAssertEqual(lookups.first?.actor, "tt-admin")
-            let everything = try await portal.portal.auditReview.audit.search.batch(AuditFilter(), after: 0, upTo: .max, limit: 10_000, on: portal.db)
+            let everything = try await Self.allRows(portal)
             for row in everything {
                 for text in [row.details, row.subject ?? "", row.actor ?? ""] {
                     XCTAssertFalse(text.uppercased().contains(teleTAN), "teleTAN in audit entry \(row.seq)")
                 }
             }
             XCTAssertFalse(admin.requested.contains { $0.uppercased().contains(teleTAN) }, "teleTAN in a URL")
+        }
+    }
+
+    /// Every lookup and view adds an entry about the teleTAN; its issuance must still be found.
+    func testTheIssuanceIsFoundAfterManyLookups() async throws {
+        try await PortalHarness.run { portal in
+            let officer = try await portal.signedIn(.officer)
+            let issued = try await officer.issueTeleTAN()
+            let teleTAN = try XCTUnwrap(issued)
+            let admin = try await portal.signedIn(.admin)
+            let search = try await admin.get("/admin/audit")
+            var page: Browser.Page?
+            for _ in 0..<30 {
+                let answer = try await admin.post("/admin/audit/lookup", ["csrf": search.hidden("csrf") ?? "", "teletan": teleTAN])
+                page = try await admin.get(try XCTUnwrap(answer.location))
+            }
+            let last = try XCTUnwrap(page)
+            XCTAssertFalse(last.body.contains("id=\"teletan-not-found\""))
+            XCTAssertTrue(last.body.contains("id=\"teletan-issued-by\">tt-officer<"))
+            XCTAssertTrue(last.body.contains("id=\"teletan-type\">TEST<"))
+        }
+    }
+
+    /// A teleTAN typed into a search field (instead of the lookup) is neither searched for, shown
+    /// again, nor written into the audit trail.
+    func testATeleTANTypedIntoTheSearchIsRefusedAndNotKept() async throws {
+        try await PortalHarness.run { portal in
+            let teleTAN = TeleTAN.random().value
+            let admin = try await portal.signedIn(.admin)
+            let spaced = "\(teleTAN.prefix(3)) \(teleTAN.dropFirst(3).prefix(3)) \(teleTAN.suffix(4))".lowercased()
+            for query in ["subject=\(teleTAN)", "action=\(teleTAN)&actor=alice", "address=\(Browser.encode(spaced))"] {
+                let page = try await admin.get("/admin/audit?\(query)")
+                XCTAssertEqual(page.status, .badRequest, query)
+                XCTAssertTrue(page.body.contains("id=\"filter-error\""), query)
+                HotlineTests.assertNoTeleTAN(page, teleTAN)
+                let export = try await admin.get("/admin/audit/export.csv?\(query)")
+                XCTAssertEqual(export.status, .badRequest, query)
+            }
+            let views = try await portal.auditActions("audit.view")
+            XCTAssertEqual(views.count, 3)
+            XCTAssertEqual(views.map { $0.detailValues["teletan_typed_in"] }, ["subject", "action", "address"])
+            XCTAssertEqual(views[1].detailValues["filter"], "actor=alice")
+            for row in try await Self.allRows(portal) {
+                XCTAssertFalse((row.details + (row.subject ?? "")).uppercased().contains(teleTAN), "teleTAN in entry \(row.seq)")
+            }
+        }
+    }
+
+    /// A query that is no form (a repeated key) is a 400, never "no filter": an export would
+    /// otherwise hand out the whole trail.
+    func testARepeatedQueryKeyIsA400NotNoFilter() async throws {
+        try await PortalHarness.run { portal in
+            let admin = try await portal.signedIn(.admin)
+            for path in ["/admin/audit?actor=a&actor=b", "/admin/audit/export.csv?actor=a&actor=b", "/admin/audit/export.jsonl?actor=a&actor=b"] {
+                let page = try await admin.get(path)
+                XCTAssertEqual(page.status, .badRequest, path)
+            }
+            let exports = try await portal.auditActions("audit.export")
+            XCTAssertEqual(exports.count, 0)
+        }
+    }
+
+    /// HEAD (link checkers, probes) shows nobody anything: no audit entry.
+    func testHEADRequestsAreNotAuditedAsViews() async throws {
+        try await PortalHarness.run { portal in
+            let admin = try await portal.signedIn(.admin)
+            for path in ["/admin/audit", "/admin/audit/charts", "/admin/sessions", "/admin/lockouts", "/admin/audit/export.csv"] {
+                let page = try await admin.send(path, method: .head, body: nil, headers: [:])
+                XCTAssertEqual(page.status, .ok, path)
+            }
+            let views = try await portal.auditActions("audit.view")
+            XCTAssertEqual(views.count, 0)
+            let exports = try await portal.auditActions("audit.export")
+            XCTAssertEqual(exports.count, 0)
         }
     }
 
@@ -293,25 +367,30 @@ final class AuditReviewTests: XCTestCase {
         }
     }
 
-    func testJSONLinesExportCarriesTheChainAndRecomputes() async throws {
+    /// The export re-verifies on its own: every line's hash recomputed from its fields, the links,
+    /// and the entry a signed checkpoint names (so a wrong `at_ms` or `details` would fail).
+    func testJSONLinesExportVerifiesAgainstASignedCheckpoint() async throws {
         try await PortalHarness.run { portal in
             _ = try await Self.append(portal, action: "jsonl.test", actor: "line\nbreak \"quoted\" \u{1} é \u{2028}", details: ["x": "=1+2"])
             _ = try await Self.append(portal, action: "jsonl.test", actor: "plain")
+            let checkpoint = try await portal.portal.integrity.checkpointNow(now: portal.clock.now, on: portal.db)
             let admin = try await portal.signedIn(.admin)
             let response = try await admin.get("/admin/audit/export.jsonl")
             XCTAssertEqual(response.status, .ok)
+            XCTAssertEqual(response.headers[.contentType], "application/jsonl; charset=utf-8")
             let lines = response.body.split(separator: "\n", omittingEmptySubsequences: false)
             XCTAssertEqual(lines.last, "", "every line ends with a newline")
-            let stored = try await portal.portal.auditReview.audit.search.batch(AuditFilter(), after: 0, upTo: .max, limit: 10_000, on: portal.db)
-            XCTAssertEqual(lines.count - 1, stored.count - 1, "all entries up to the head when the export began (the view entry of this export comes after)")
-            var previous = String(repeating: "0", count: 64)
-            for (line, row) in zip(lines.dropLast(), stored) {
-                let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-                XCTAssertEqual(object["seq"] as? Int, Int(row.seq))
-                XCTAssertEqual(object["hash"] as? String, row.hash)
-                XCTAssertEqual(object["prev_hash"] as? String, previous)
-                previous = row.hash
-            }
+            let stored = try await Self.allRows(portal)
+            XCTAssertEqual(lines.count - 1, stored.count - 1, "every entry up to the head when the export began (its own view entry comes after)")
+            let signer = try XCTUnwrap(portal.portal.integrity.signer)
+            let verifier = AuditExportVerifier(checkpoint: checkpoint, publicKey: signer.publicKey)
+            let report = verifier.verify(lines: lines.dropLast().map(String.init))
+            XCTAssertTrue(report.isIntact, report.problem ?? "")
+            XCTAssertTrue(report.checkpointEntryFound)
+            // One changed field is found, by its seq.
+            var changed = lines.dropLast().map(String.init)
+            changed[0] = changed[0].replacingOccurrences(of: "jsonl.test", with: "jsonl.best")
+            XCTAssertEqual(verifier.verify(lines: changed).firstBrokenSeq, stored[0].seq)
         }
     }
 
@@ -338,6 +417,24 @@ final class AuditReviewTests: XCTestCase {
         }
     }
 
+    /// Days are the authority's (Europe/Berlin), not UTC's: 23:30Z is already tomorrow there.
+    func testChartDaysAreTheAuthoritysDays() async throws {
+        try await PortalHarness.run { portal in
+            // The clock starts at 2027-01-15 08:00Z; go back to 22:30Z (23:30 CET) the day before.
+            portal.clock.advance(seconds: -9.5 * 3600)
+            _ = try await Self.append(portal, action: "teletan.issue", actor: "alice")
+            portal.clock.advance(seconds: 3600)  // 23:30Z: 00:30 CET on the 15th
+            _ = try await Self.append(portal, action: "teletan.issue", actor: "alice")
+            _ = try await Self.append(portal, action: "teletan.issue", actor: "alice")
+            portal.clock.advance(seconds: 8.5 * 3600)
+            let admin = try await portal.signedIn(.admin)
+            let page = try await admin.get("/admin/audit/charts")
+            let rows = page.body.firstMatch(of: /id="per-day-table">.*?<tbody>(.*?)<\/tbody>/.dotMatchesNewlines()).map { String($0.output.1) } ?? ""
+            let counts = rows.matches(of: /<tr><th scope="row">([^<]*)<\/th><td>(\d+)<\/td>/).prefix(2).map { "\($0.output.1)=\($0.output.2)" }
+            XCTAssertEqual(counts, ["15 Jan=2", "14 Jan=1"], rows)
+        }
+    }
+
     func testEndingASessionSignsThatUserOutAndIsAudited() async throws {
         try await PortalHarness.run { portal in
             let officer = try await portal.signedIn(.officer, address: "198.51.100.20")
@@ -355,18 +452,21 @@ final class AuditReviewTests: XCTestCase {
             // Their own session has no End session button, and the server refuses it too.
             let ownHandle = try XCTUnwrap(list.body.firstMatch(of: /<tr id="session-([0-9a-f]{32})" class="session">\s*<td class="username">tt-admin</).map { String($0.output.1) })
             XCTAssertEqual(list.body.matches(of: /class="end-session"/).count, 1)
-            let own = try await admin.post("/admin/sessions/end", ["csrf": list.hidden("csrf") ?? "", "session": ownHandle])
+            let own = try await admin.post("/admin/sessions/end", ["csrf": list.hidden("csrf") ?? "", "session": ownHandle, "username": "tt-admin"])
             XCTAssertEqual(own.location, "/admin/sessions?result=own")
             let stillSignedIn = try await admin.get("/")
             XCTAssertEqual(stillSignedIn.status, .ok)
 
-            let noCSRF = try await admin.post("/admin/sessions/end", ["csrf": "wrong", "session": handle])
+            let noCSRF = try await admin.post("/admin/sessions/end", ["csrf": "wrong", "session": handle, "username": "tt-officer"])
+            // The handle must belong to the user named with it.
+            let otherUser = try await admin.post("/admin/sessions/end", ["csrf": list.hidden("csrf") ?? "", "session": handle, "username": "tt-hotline"])
+            XCTAssertEqual(otherUser.location, "/admin/sessions?result=gone")
             XCTAssertEqual(noCSRF.status, .forbidden)
-            let ended = try await admin.post("/admin/sessions/end", ["csrf": list.hidden("csrf") ?? "", "session": handle])
+            let ended = try await admin.post("/admin/sessions/end", ["csrf": list.hidden("csrf") ?? "", "session": handle, "username": "tt-officer"])
             XCTAssertEqual(ended.location, "/admin/sessions?result=ended")
             let next = try await officer.get("/")
             XCTAssertTrue(next.location?.hasPrefix("/signin") ?? false, "\(next.status) \(next.location ?? "")")
-            let again = try await admin.post("/admin/sessions/end", ["csrf": list.hidden("csrf") ?? "", "session": handle])
+            let again = try await admin.post("/admin/sessions/end", ["csrf": list.hidden("csrf") ?? "", "session": handle, "username": "tt-officer"])
             XCTAssertEqual(again.location, "/admin/sessions?result=gone")
             let entries = try await portal.auditActions("admin.session.end")
             XCTAssertEqual(entries.map(\.outcome), ["refused", "success"])
@@ -416,12 +516,15 @@ final class AuditReviewTests: XCTestCase {
     func testOpeningTheAdminPagesIsAudited() async throws {
         try await PortalHarness.run { portal in
             let admin = try await portal.signedIn(.admin)
-            for path in ["/admin/audit?actor=alice", "/admin/audit/entries/1", "/admin/audit/charts", "/admin/sessions", "/admin/lockouts"] {
+            let fingerprint = String(repeating: "ab", count: 32)
+            for path in ["/admin/audit?actor=alice", "/admin/audit/entries/1", "/admin/audit/charts", "/admin/sessions", "/admin/lockouts",
+                         "/admin/audit/teletans/\(fingerprint)"] {
                 _ = try await admin.get(path)
             }
             _ = try await admin.get("/admin/audit/export.jsonl?actor=alice")
             let views = try await portal.auditActions("audit.view")
-            XCTAssertEqual(views.map { $0.detailValues["page"] }, ["search", "entry", "charts", "sessions", "lockouts"])
+            XCTAssertEqual(views.map { $0.detailValues["page"] }, ["search", "entry", "charts", "sessions", "lockouts", "teletan"])
+            XCTAssertEqual(views.last?.subject, fingerprint)
             XCTAssertEqual(views.first?.detailValues["filter"], "actor=alice")
             XCTAssertTrue(views.allSatisfy { $0.actor == "tt-admin" && $0.role == "admin" })
             let exports = try await portal.auditActions("audit.export")
@@ -435,19 +538,36 @@ final class AuditReviewTests: XCTestCase {
             for index in 0..<5 { written.append(try await Self.append(portal, action: "chain.test", actor: "a\(index)")) }
             let admin = try await portal.signedIn(.admin)
             let page = try await admin.get("/admin/audit")
+            // Everything: in the background; the page says so, and shows the result once it ran.
             let intact = try await admin.post("/admin/audit/verify", ["csrf": page.hidden("csrf") ?? "", "scope": "full"])
-            XCTAssertEqual(intact.location, "/admin/audit?verified=1#integrity")
-            let shown = try await admin.get("/admin/audit?verified=1")
+            XCTAssertEqual(intact.location, "/admin/audit?verified=started#integrity")
+            await portal.portal.auditReview.audit.fullCheck.wait()
+            let shown = try await admin.get("/admin/audit?verified=started")
+            XCTAssertTrue(shown.body.contains("id=\"verify-notice\""))
             XCTAssertTrue(shown.body.contains("id=\"chain-intact\""), shown.body)
             try await TamperedAudit.change(seq: written[2], on: portal.db)
+            // New entries only: from the last checkpoint (none yet), so it sees the change too, at once.
+            let incremental = try await admin.post("/admin/audit/verify", ["csrf": page.hidden("csrf") ?? "", "scope": "incremental"])
+            XCTAssertEqual(incremental.location, "/admin/audit?verified=done#integrity")
             _ = try await admin.post("/admin/audit/verify", ["csrf": page.hidden("csrf") ?? "", "scope": "full"])
-            let broken = try await admin.get("/admin/audit?verified=1")
+            await portal.portal.auditReview.audit.fullCheck.wait()
+            let broken = try await admin.get("/admin/audit?verified=done")
             XCTAssertTrue(broken.body.contains("id=\"chain-broken\""), broken.body)
             XCTAssertTrue(broken.body.contains("<a href=\"/admin/audit/entries/\(written[2])\" id=\"first-bad-seq\">\(written[2])</a>"), broken.body)
             let checks = try await portal.auditActions("audit.verify")
-            XCTAssertEqual(checks.map(\.outcome), ["success", "failure"])
+            XCTAssertEqual(checks.map(\.outcome), ["success", "failure", "failure"])
+            XCTAssertEqual(checks.map { $0.detailValues["scope"] }, ["full", "incremental", "full"])
             XCTAssertEqual(checks.last?.detailValues["first_bad_seq"], String(written[2]))
         }
+    }
+}
+
+extension AuditReviewTests {
+    /// Every entry, oldest first.
+    static func allRows(_ portal: TestPortal) async throws -> [AuditRow] {
+        let search = portal.portal.auditReview.audit.search
+        let everything = try await search.prepare(AuditFilter(), on: portal.db)
+        return try await search.batch(XCTUnwrap(everything), after: 0, upTo: .max, limit: 100_000, on: portal.db)
     }
 }
 

@@ -27,6 +27,7 @@ import os
 import re
 import sqlite3
 import subprocess
+import time
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, unquote_plus, urlsplit
@@ -627,12 +628,24 @@ def own_portal(tmp_path, secrets_ledger):
     instance.stop()
 
 
+def last_check_text(driver) -> str:
+    found = driver.find_elements(By.ID, "last-verification")
+    return found[0].text if found else ""
+
+
 def check_everything(driver, portal, lang: str) -> None:
+    """Presses Check everything, which runs in the background, and reloads until its result shows."""
     driver.get(portal.base_url + "/admin/audit")
+    before = last_check_text(driver)
     button = driver.find_element(By.ID, "verify-full")
     assert button.text == TEXTS[lang]["check_everything"]
     click_and_wait(driver, button)
     assert path_of(driver) == "/admin/audit" and present(driver, "verify-notice")
+    deadline = time.monotonic() + 30
+    while last_check_text(driver) == before:
+        assert time.monotonic() < deadline, "the background check's result never showed"
+        time.sleep(0.3)
+        driver.get(portal.base_url + "/admin/audit")
 
 
 def cli_verify_full(portal: PortalInstance, cwd: Path) -> subprocess.CompletedProcess:

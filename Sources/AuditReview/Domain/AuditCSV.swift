@@ -20,13 +20,6 @@ package enum AuditCSV {
         out.append(0x0A)
     }
 
-    /// One cell, neutralised and quoted as needed.
-    package static func cell(_ value: String) -> String {
-        var out: [UInt8] = []
-        field(value, into: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
     private static let risky: Set<UInt8> = [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D, 0x00]
 
     private static func field(_ value: String, into out: inout [UInt8]) {

@@ -1,5 +1,6 @@
 import Audit
 import Foundation
+import TeleTAN
 
 /// What an admin searches the audit trail for: every field optional, all given ones combined.
 /// Built from the search form's query string, so a filtered URL can be shared between admins.
@@ -22,20 +23,30 @@ package struct AuditFilter: Sendable, Equatable {
     /// The query parameters of the search form, in a fixed order.
     static let fieldNames = ["actor", "action", "outcome", "from", "to", "address", "subject"]
 
-    /// A field the admin typed that cannot be searched for, by its query parameter name.
-    package struct Invalid: Error, Equatable {
-        package let fields: [String]
+    /// What the query string held: the filter, the fields that cannot be searched for as typed,
+    /// and the fields that held a teleTAN (left out of the filter, so that it is neither searched
+    /// for, shown again nor written into the audit trail).
+    package struct Parsed: Sendable, Equatable {
+        package var filter = AuditFilter()
+        package var invalid: [String] = []
+        package var teleTANFields: [String] = []
     }
 
     /// Reads the filter from query parameters; empty fields are no filter. Dates are read in
-    /// `timeZone` (the authority's), as `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM`.
-    package static func parse(_ query: [String: String], timeZone: TimeZone) -> (filter: AuditFilter, invalid: [String]) {
+    /// `timeZone` (the authority's), as `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM`. Actor is not checked
+    /// for a teleTAN: ten letters can be a username and a teleTAN at once.
+    package static func parse(_ query: [String: String], timeZone: TimeZone) -> Parsed {
+        var parsed = Parsed()
         var filter = AuditFilter()
         var invalid: [String] = []
         func text(_ name: String) -> String? {
             guard let value = query[name]?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
             guard value.count <= 200, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 invalid.append(name)
+                return nil
+            }
+            if name != "actor", TeleTAN(value.filter { !$0.isWhitespace && $0 != "-" }) != nil {
+                parsed.teleTANFields.append(name)
                 return nil
             }
             return value
@@ -58,11 +69,13 @@ package struct AuditFilter: Sendable, Equatable {
         if let from = filter.from, let to = filter.to, from >= to, !invalid.contains("to") {
             invalid.append("to")
         }
-        return (filter, invalid)
+        parsed.filter = filter
+        parsed.invalid = invalid
+        return parsed
     }
 
     /// The filter as query parameters, for the paging and export links and the audit details.
-    package var queryItems: [(name: String, value: String)] {
+    private var queryItems: [(name: String, value: String)] {
         let values: [String?] = [actor, action, outcome?.rawValue, fromText, toText, address, subject]
         return zip(Self.fieldNames, values).compactMap { name, value in value.map { (name, $0) } }
     }

@@ -5,7 +5,7 @@ import SQLKit
 import Storage
 
 /// One audit entry as read for review and export.
-package struct AuditRow: Sendable, Decodable, Equatable {
+package struct AuditRow: Sendable, Equatable {
     package let seq: Int64
     package let occurred_at: Date
     package let actor: String?
@@ -19,13 +19,36 @@ package struct AuditRow: Sendable, Decodable, Equatable {
     package let prev_hash: String
     package let hash: String
 
-    /// The decoded `details` column, sorted by key.
-    package var detailPairs: [(key: String, value: String)] {
-        let values = (try? JSONDecoder().decode([String: String].self, from: Data(details.utf8))) ?? [:]
-        return values.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    /// The decoded `details` column (decode once: each call parses the JSON).
+    package var detailValues: [String: String] {
+        (try? JSONDecoder().decode([String: String].self, from: Data(details.utf8))) ?? [:]
     }
 
     static let columns = "seq, occurred_at, actor, role, action, outcome, address, request_id, subject, details, prev_hash, hash"
+
+    /// Reads the columns one by one: the export reads a million rows, and SQLKit's `Decodable`
+    /// row decoder cost more than everything else it does per row.
+    init(_ row: any SQLRow) throws {
+        seq = try row.decode(column: "seq", as: Int64.self)
+        occurred_at = try row.decode(column: "occurred_at", as: Date.self)
+        actor = try row.decode(column: "actor", as: String?.self)
+        role = try row.decode(column: "role", as: String?.self)
+        action = try row.decode(column: "action", as: String.self)
+        outcome = try row.decode(column: "outcome", as: String.self)
+        address = try row.decode(column: "address", as: String?.self)
+        request_id = try row.decode(column: "request_id", as: String?.self)
+        subject = try row.decode(column: "subject", as: String?.self)
+        details = try row.decode(column: "details", as: String.self)
+        prev_hash = try row.decode(column: "prev_hash", as: String.self)
+        hash = try row.decode(column: "hash", as: String.self)
+    }
+}
+
+/// A filter made ready to run: its time range turned into a `seq` range once (an export runs
+/// hundreds of batches with it).
+package struct PreparedFilter: Sendable {
+    let filter: AuditFilter
+    let seqRange: ClosedRange<Int64>?
 }
 
 /// Where a page of results starts: the newest entries, entries older than a `seq` (the "older"
@@ -53,8 +76,16 @@ package struct AuditSearch: Sendable {
         self.pageSize = pageSize
     }
 
+    /// Works out the time range's `seq` range; nil when no entry can match.
+    package func prepare(_ filter: AuditFilter, on db: any Database) async throws -> PreparedFilter? {
+        guard filter.from != nil || filter.to != nil else { return PreparedFilter(filter: filter, seqRange: nil) }
+        guard let bounds = try await seqBounds(from: filter.from, to: filter.to, on: db) else { return nil }
+        return PreparedFilter(filter: filter, seqRange: bounds.lowest...bounds.highest)
+    }
+
     package func page(_ filter: AuditFilter, at cursor: AuditCursor, on db: any Database) async throws -> AuditPage {
-        guard var query = try await select(filter, on: db) else { return AuditPage(entries: [], older: nil, newer: nil) }
+        guard let prepared = try await prepare(filter, on: db) else { return AuditPage(entries: [], older: nil, newer: nil) }
+        var query = select(prepared, on: db)
         switch cursor {
         case .newest: break
         case .before(let seq): query = query.where("seq", .lessThan, seq)
@@ -62,7 +93,7 @@ package struct AuditSearch: Sendable {
         }
         let ascending: Bool
         if case .after = cursor { ascending = true } else { ascending = false }
-        var rows = try await query.orderBy("seq", ascending ? .ascending : .descending).limit(pageSize + 1).all(decoding: AuditRow.self)
+        var rows = try await query.orderBy("seq", ascending ? .ascending : .descending).limit(pageSize + 1).all().map { try AuditRow($0) }
         let more = rows.count > pageSize
         rows = Array(rows.prefix(pageSize))
         if ascending { rows.reverse() }
@@ -79,15 +110,14 @@ package struct AuditSearch: Sendable {
     /// One entry by its sequence number.
     package func entry(_ seq: Int64, on db: any Database) async throws -> AuditRow? {
         try await sql(db).select().column(SQLRaw(AuditRow.columns)).from("audit_log").where("seq", .equal, seq)
-            .first(decoding: AuditRow.self)
+            .first().map { try AuditRow($0) }
     }
 
     /// The entries matching `filter` with `seq` after `after` up to `last`, oldest first, at most
     /// `limit` (the export's batches).
-    package func batch(_ filter: AuditFilter, after: Int64, upTo last: Int64, limit: Int, on db: any Database) async throws -> [AuditRow] {
-        guard let query = try await select(filter, on: db) else { return [] }
-        return try await query.where("seq", .greaterThan, after).where("seq", .lessThanOrEqual, last)
-            .orderBy("seq", .ascending).limit(limit).all(decoding: AuditRow.self)
+    package func batch(_ filter: PreparedFilter, after: Int64, upTo last: Int64, limit: Int, on db: any Database) async throws -> [AuditRow] {
+        try await select(filter, on: db).where("seq", .greaterThan, after).where("seq", .lessThanOrEqual, last)
+            .orderBy("seq", .ascending).limit(limit).all().map { try AuditRow($0) }
     }
 
     /// The newest `seq` written so far: an export stops there, so it is one consistent snapshot.
@@ -96,16 +126,15 @@ package struct AuditSearch: Sendable {
         return try await sql(db).raw("SELECT MAX(seq) AS seq FROM audit_log").first(decoding: Row.self)?.seq ?? 0
     }
 
-    /// The query for `filter`; nil when a time range holds no entry at all.
-    private func select(_ filter: AuditFilter, on db: any Database) async throws -> SQLSelectBuilder? {
+    private func select(_ prepared: PreparedFilter, on db: any Database) -> SQLSelectBuilder {
+        let filter = prepared.filter
         var query = sql(db).select().column(SQLRaw(AuditRow.columns)).from("audit_log")
         for (column, value) in [("actor", filter.actor), ("action", filter.action), ("outcome", filter.outcome?.rawValue),
                                 ("address", filter.address), ("subject", filter.subject)] {
             if let value { query = query.where(SQLIdentifier(column), .equal, SQLBind(value)) }
         }
-        if filter.from != nil || filter.to != nil {
-            guard let bounds = try await seqBounds(from: filter.from, to: filter.to, on: db) else { return nil }
-            query = query.where("seq", .greaterThanOrEqual, bounds.lowest).where("seq", .lessThanOrEqual, bounds.highest)
+        if let range = prepared.seqRange {
+            query = query.where("seq", .greaterThanOrEqual, range.lowerBound).where("seq", .lessThanOrEqual, range.upperBound)
         }
         if let from = filter.from { query = query.where("occurred_at", .greaterThanOrEqual, SQLBind(from)) }
         if let to = filter.to { query = query.where("occurred_at", .lessThan, SQLBind(to)) }

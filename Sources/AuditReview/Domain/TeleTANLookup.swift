@@ -21,7 +21,9 @@ package struct TeleTANLookup: Sendable {
     package struct Finding: Sendable {
         /// The successful `teletan.issue` entry, if the trail still holds it.
         package let issuance: AuditRow?
-        /// Every entry about this teleTAN (issuance, read-backs, revocation, ...), newest first.
+        /// Its details: type, validity, the hotline call.
+        package let issuanceDetails: [String: String]
+        /// The newest entries about this teleTAN (issuance, read-backs, revocation, lookups).
         package let entries: [AuditRow]
         /// The hotline call it was issued in (`call:<id>`, the call's audit subject).
         package let callSubject: String?
@@ -54,15 +56,20 @@ package struct TeleTANLookup: Sendable {
     }
 
     package func find(fingerprint: String, now: Date, on db: any Database) async throws -> Finding {
-        var filter = AuditFilter()
-        filter.subject = fingerprint
-        let entries = try await search.page(filter, at: .newest, on: db).entries
-        let issuance = entries.last { $0.action == AuditAction.teleTANIssue.rawValue && $0.outcome == "success" }
-        let details = issuance.map { Dictionary(uniqueKeysWithValues: $0.detailPairs.map { ($0.key, $0.value) }) } ?? [:]
+        var about = AuditFilter()
+        about.subject = fingerprint
+        let entries = try await search.page(about, at: .newest, on: db).entries
+        // On its own: every lookup and view adds an entry about the teleTAN, so the issuance soon
+        // falls out of the newest page.
+        var issuanceFilter = about
+        issuanceFilter.action = AuditAction.teleTANIssue.rawValue
+        issuanceFilter.outcome = .success
+        let issuance = try await search.page(issuanceFilter, at: .newest, on: db).entries.last
+        let details = issuance?.detailValues ?? [:]
         let row = try await issued.find(fingerprint: fingerprint, on: db)
         let validUntil = row?.valid_until ?? details["valid_until"].flatMap { try? Date($0, strategy: .iso8601) }
         return Finding(
-            issuance: issuance, entries: entries, callSubject: details["call"].map { "call:\($0)" },
+            issuance: issuance, issuanceDetails: details, entries: entries, callSubject: details["call"].map { "call:\($0)" },
             status: await status(of: row, validUntil: validUntil, now: now, on: db), validUntil: validUntil)
     }
 

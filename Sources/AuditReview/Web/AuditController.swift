@@ -14,6 +14,8 @@ struct AuditController: Sendable {
     let search: AuditSearch
     let lookup: TeleTANLookup
     let integrity: AuditIntegrity
+    /// "Check everything" runs here, not in the request.
+    let fullCheck: BackgroundCheck
     let audit: AuditLog
     let renderer: PageRenderer
     let now: @Sendable () -> Date
@@ -39,19 +41,18 @@ struct AuditController: Sendable {
 
     @Sendable func searchPage(_ request: Request, context: PortalRequestContext) async throws -> Response {
         guard let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
-        let query = request.uri.queryParameters
-        let (filter, invalid) = Self.filter(of: request, timeZone: renderer.timeZone)
-        guard let cursor = Self.cursor(of: request) else { throw HTTPError(.badRequest) }
+        let query = try SearchQuery.read(request, timeZone: renderer.timeZone)
+        let (filter, invalid, teleTANFields) = (query.parsed.filter, query.parsed.invalid, query.parsed.teleTANFields)
         let db = database.database(logger: context.logger)
-        let page = invalid.isEmpty ? try await search.page(filter, at: cursor, on: db) : AuditPage(entries: [], older: nil, newer: nil)
-        if request.method != .head {
-            try await audit.append(AuditEvent(.auditView, .success, by: acting, details: Self.viewDetails(
-                "search", filter: filter, extra: cursorDetails(cursor))), at: now(), on: db)
-        }
-        let notice = query["verified"].map(String.init) == "1" ? renderer.text("audit_verify_done", in: context.language) : nil
+        let usable = invalid.isEmpty && teleTANFields.isEmpty
+        let page = usable ? try await search.page(filter, at: query.cursor, on: db) : AuditPage(entries: [], older: nil, newer: nil)
+        var details = Self.filterDetails(filter, cursor: query.cursor)
+        if !teleTANFields.isEmpty { details["teletan_typed_in"] = teleTANFields.joined(separator: ",") }
+        try await audit.appendView("search", of: request, by: acting, details: details, at: now(), on: db)
+        let notice = query.notice.flatMap { ["done", "started", "running"].contains($0) ? "audit_verify_\($0)" : nil }
         return try await render(
-            filter: filter, invalid: invalid, page: page, cursor: cursor, lookupError: nil, verifyNotice: notice,
-            status: invalid.isEmpty ? .ok : .badRequest, context: context)
+            filter: filter, invalid: invalid, teleTANFields: teleTANFields, page: page, cursor: query.cursor, lookupError: nil,
+            verifyNotice: notice.map { renderer.text($0, in: context.language) }, status: usable ? .ok : .badRequest, context: context)
     }
 
     @Sendable func entry(_ request: Request, context: PortalRequestContext) async throws -> Response {
@@ -59,19 +60,15 @@ struct AuditController: Sendable {
         guard let seq = context.parameters.get("seq").flatMap(Int64.init), seq > 0 else { throw HTTPError(.notFound) }
         let db = database.database(logger: context.logger)
         guard let row = try await search.entry(seq, on: db) else { throw HTTPError(.notFound) }
-        if request.method != .head {
-            try await audit.append(AuditEvent(.auditView, .success, by: acting, details: ["page": "entry", "seq": String(seq)]), at: now(), on: db)
-        }
-        let language = context.language
+        try await audit.appendView("entry", of: request, by: acting, details: ["seq": String(seq)], at: now(), on: db)
         func link(_ name: String, _ value: String?) -> String? {
             value.map { "/admin/audit?\(name)=\(AuditFilter.encode($0))" }
         }
+        let details = row.detailValues.sorted { $0.key < $1.key }
         return try renderer.page(EntryPage(
-            seq: String(row.seq), time: renderer.preciseDateTime(row.occurred_at, in: language),
-            timeISO: row.occurred_at.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)),
-            actor: row.actor, role: row.role, action: row.action, outcome: row.outcome, address: row.address,
+            entry: EntryItem(row, renderer: renderer, language: context.language),
             requestID: row.request_id, subject: row.subject,
-            details: row.detailPairs.map { .init(key: $0.key, value: $0.value) }, hasDetails: !row.detailPairs.isEmpty,
+            details: details.map { .init(key: $0.key, value: $0.value) }, hasDetails: !details.isEmpty,
             previousHash: row.prev_hash, hash: row.hash,
             actorLink: link("actor", row.actor), subjectLink: link("subject", row.subject),
             teleTANLink: row.subject.flatMap { TeleTANLookup.isFingerprint($0) ? "/admin/audit/teletans/\($0)" : nil },
@@ -90,7 +87,7 @@ struct AuditController: Sendable {
         guard let fingerprint = lookup.fingerprint(of: form.teletan ?? "") else {
             try await audit.append(AuditEvent(.auditLookup, .failure, by: acting, details: ["reason": "not_a_teletan"]), at: now(), on: db)
             return try await render(
-                filter: AuditFilter(), invalid: [], page: try await search.page(AuditFilter(), at: .newest, on: db), cursor: .newest,
+                filter: AuditFilter(), invalid: [], teleTANFields: [], page: try await search.page(AuditFilter(), at: .newest, on: db), cursor: .newest,
                 lookupError: renderer.text("audit_lookup_invalid", in: context.language), verifyNotice: nil,
                 status: .unprocessableContent, context: context)
         }
@@ -106,18 +103,16 @@ struct AuditController: Sendable {
         let db = database.database(logger: context.logger)
         let time = now()
         let finding = try await lookup.find(fingerprint: fingerprint, now: time, on: db)
-        if request.method != .head {
-            try await audit.append(AuditEvent(.auditView, .success, by: acting, subject: fingerprint, details: [
-                "page": "teletan", "found": finding.issuance == nil ? "no" : "yes"]), at: time, on: db)
-        }
+        try await audit.appendView(
+            "teletan", of: request, by: acting, subject: fingerprint, details: ["found": finding.issuance == nil ? "no" : "yes"],
+            at: time, on: db)
         let language = context.language
-        let details = finding.issuance.map { Dictionary(uniqueKeysWithValues: $0.detailPairs.map { ($0.key, $0.value) }) } ?? [:]
         return try renderer.page(TeleTANPage(
             found: finding.issuance != nil,
             issuedAt: finding.issuance.map { renderer.preciseDateTime($0.occurred_at, in: language) },
             issuedBy: finding.issuance?.actor,
             issuanceLink: finding.issuance.map { "/admin/audit/entries/\($0.seq)" },
-            type: details["type"],
+            type: finding.issuanceDetails["type"],
             validUntil: finding.validUntil.map { renderer.dateTime($0, in: language) },
             status: renderer.text("audit_status_\(finding.status.rawValue)", in: language),
             statusKey: finding.status.rawValue,
@@ -132,18 +127,33 @@ struct AuditController: Sendable {
         let form = try await request.decode(as: VerifyForm.self, context: context)
         try csrf.require(form.csrf, for: user)
         let db = database.database(logger: context.logger)
-        let full = form.scope == "full"
+        guard form.scope == "full" else {
+            try await check(full: false, by: acting, on: db)
+            return PageRenderer.redirect(to: "/admin/audit?verified=done#integrity")
+        }
+        let started = fullCheck.start { [self] in
+            do {
+                try await check(full: true, by: acting, on: db)
+            } catch {
+                acting.logger.error("the full audit check failed: \(String(describing: error))")
+            }
+        }
+        return PageRenderer.redirect(to: "/admin/audit?verified=\(started ? "started" : "running")#integrity")
+    }
+
+    /// Checks the chain, records the result (the page shows it) and audits who asked.
+    private func check(full: Bool, by acting: ActingUser, on db: any Database) async throws {
         let result = try await integrity.verify(full: full, now: now(), on: db)
         var details = ["scope": full ? "full" : "incremental", "checked": String(result.checkedEntries)]
         details["first_bad_seq"] = result.firstBrokenSeq.map(String.init)
         try await audit.append(AuditEvent(.auditVerify, result.isIntact ? .success : .failure, by: acting, details: details), at: now(), on: db)
-        return PageRenderer.redirect(to: "/admin/audit?verified=1#integrity")
     }
 
     // MARK: - Rendering
 
     private func render(
-        filter: AuditFilter, invalid: [String], page: AuditPage, cursor: AuditCursor, lookupError: String?, verifyNotice: String?,
+        filter: AuditFilter, invalid: [String], teleTANFields: [String], page: AuditPage, cursor: AuditCursor, lookupError: String?,
+        verifyNotice: String?,
         status: HTTPResponse.Status, context: PortalRequestContext
     ) async throws -> Response {
         let language = context.language
@@ -154,16 +164,20 @@ struct AuditController: Sendable {
             + AuditEvent.Outcome.allCases.map { outcome in
                 Option(value: outcome.rawValue, label: renderer.text("audit_outcome_\(outcome.rawValue)", in: language), selected: filter.outcome == outcome)
             }
-        let fieldNames = invalid.map { renderer.text("audit_field_\($0)", in: language) }.joined(separator: ", ")
-        let filterError: String? = invalid.isEmpty ? nil : renderer.text("audit_filter_invalid", in: language, ["fields": fieldNames])
+        func names(_ fields: [String]) -> String { fields.map { renderer.text("audit_field_\($0)", in: language) }.joined(separator: ", ") }
+        var errors: [String] = []
+        if !invalid.isEmpty { errors.append(renderer.text("audit_filter_invalid", in: language, ["fields": names(invalid)])) }
+        if !teleTANFields.isEmpty { errors.append(renderer.text("audit_filter_teletan", in: language, ["fields": names(teleTANFields)])) }
+        let filterError: String? = errors.isEmpty ? nil : errors.joined(separator: " ")
         let entries = page.entries.map { EntryItem($0, renderer: renderer, language: language) }
         let integrityBox = try await integrityBox(language: language, on: db)
         let model = SearchPage(
             formActor: filter.actor ?? "", formAction: filter.action ?? "", outcomes: outcomes,
             formFrom: filter.fromText ?? "", formTo: filter.toText ?? "", formAddress: filter.address ?? "", formSubject: filter.subject ?? "",
             knownActions: Self.knownActions, filterError: filterError,
-            invalidActor: invalid.contains("actor"), invalidAction: invalid.contains("action"), invalidFrom: invalid.contains("from"),
-            invalidTo: invalid.contains("to"), invalidAddress: invalid.contains("address"), invalidSubject: invalid.contains("subject"),
+            invalidActor: invalid.contains("actor"), invalidAction: invalid.contains("action") || teleTANFields.contains("action"), invalidFrom: invalid.contains("from"),
+            invalidTo: invalid.contains("to"), invalidAddress: invalid.contains("address") || teleTANFields.contains("address"),
+            invalidSubject: invalid.contains("subject") || teleTANFields.contains("subject"),
             invalidOutcome: invalid.contains("outcome"),
             entries: entries, hasEntries: !entries.isEmpty, filtered: !filter.isEmpty,
             olderLink: page.older.map { "\(base)before=\($0)" },
@@ -191,41 +205,17 @@ struct AuditController: Sendable {
             range: range, intact: run.isIntact, brokenSeq: run.firstBrokenSeq.map(String.init), problem: run.problem)
     }
 
-    /// The search form's fields from the request's query string.
-    /// Read as a form is sent (`+` is a space), not only percent-decoded: a browser's GET form
-    /// sends "a b" as `a+b`. A query that is no form at all reads as no filter.
-    static func filter(of request: Request, timeZone: TimeZone) -> (filter: AuditFilter, invalid: [String]) {
-        let values = (try? URLEncodedFormDecoder().decode([String: String].self, from: request.uri.query ?? "")) ?? [:]
-        return AuditFilter.parse(values.filter { AuditFilter.fieldNames.contains($0.key) }, timeZone: timeZone)
-    }
-
-    static func cursor(of request: Request) -> AuditCursor? {
-        let query = request.uri.queryParameters
-        if let before = query["before"] {
-            guard let seq = Int64(before), seq > 0 else { return nil }
-            return .before(seq)
-        }
-        if let after = query["after"] {
-            guard let seq = Int64(after), seq >= 0 else { return nil }
-            return .after(seq)
-        }
-        return .newest
-    }
-
-    private func cursorDetails(_ cursor: AuditCursor) -> [String: String] {
-        switch cursor {
-        case .newest: [:]
-        case .before(let seq): ["before": String(seq)]
-        case .after(let seq): ["after": String(seq)]
-        }
-    }
-
-    /// What an audit entry about viewing or exporting says: the page and the filter as the URL
-    /// had it (filters name staff, addresses and fingerprints, never a teleTAN).
-    static func viewDetails(_ page: String, filter: AuditFilter, extra: [String: String] = [:]) -> [String: String] {
-        var details = extra
-        details["page"] = page
+    /// What an audit entry about viewing or exporting says of the search: the filter as the URL
+    /// had it (staff names, addresses, fingerprints; a teleTAN was taken out when parsing) and
+    /// where the page started.
+    static func filterDetails(_ filter: AuditFilter, cursor: AuditCursor = .newest) -> [String: String] {
+        var details: [String: String] = [:]
         if !filter.isEmpty { details["filter"] = filter.queryString }
+        switch cursor {
+        case .newest: break
+        case .before(let seq): details["before"] = String(seq)
+        case .after(let seq): details["after"] = String(seq)
+        }
         return details
     }
 
@@ -244,10 +234,10 @@ extension EntryItem {
     init(_ row: AuditRow, renderer: PageRenderer, language: Language) {
         self.init(
             seq: String(row.seq), time: renderer.preciseDateTime(row.occurred_at, in: language),
-            timeISO: row.occurred_at.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)),
+            timeISO: AuditTime.iso8601(milliseconds: row.milliseconds),
             actor: row.actor, role: row.role, action: row.action, outcome: row.outcome, address: row.address,
             subjectShort: row.subject.map { $0.count > 16 ? "\($0.prefix(12))…" : $0 },
-            details: row.detailPairs.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
+            details: row.detailValues.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
     }
 }
 

@@ -87,15 +87,10 @@ struct EntryPage: PageModel {
     }
     static let template = "audit/entry"
     let titleKey = "audit_entry_title"
-    let seq: String
-    let time: String
-    let timeISO: String
-    let actor: String?
-    let role: String?
-    let action: String
-    let outcome: String
-    let address: String?
+    /// The fields the results table shows too.
+    let entry: EntryItem
     let requestID: String?
+    /// Whole (the table shortens it).
     let subject: String?
     let details: [Detail]
     let hasDetails: Bool

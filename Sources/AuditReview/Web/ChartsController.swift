@@ -51,12 +51,10 @@ struct ChartsController: Sendable {
         }
         let users = perUser.keys.sorted { (perUser[$0]!.reduce(0, +), $1) > (perUser[$1]!.reduce(0, +), $0) }
 
-        if request.method != .head {
-            try await audit.append(AuditEvent(.auditView, .success, by: acting, details: ["page": "charts"]), at: time, on: db)
-        }
+        try await audit.appendView("charts", of: request, by: acting, at: time, on: db)
         let names = AuditStatistics.Series.allCases.map { renderer.text("audit_series_\($0.rawValue)", in: language) }
         let hourLabel = { (date: Date) in self.hourText(date, calendar: calendar) }
-        let dayLabel = { (date: Date) in self.dayText(date, language: language) }
+        let dayLabel = { (date: Date) in renderer.dayAndMonth(date, in: language) }
         func chart(id: String, heading: String, points: [Date], values: [AuditStatistics.Series: [Int]],
                    label: (Date) -> String, every: Int, firstColumn: String) -> ChartsPage.Chart {
             let series = AuditStatistics.Series.allCases.enumerated().map { SVGChart.Series(name: names[$0.offset], values: values[$0.element] ?? []) }
@@ -73,7 +71,7 @@ struct ChartsController: Sendable {
         }
         let hourChart = chart(
             id: "per-hour", heading: renderer.text("audit_chart_hourly", in: language), points: hours, values: hourly,
-            label: { "\(self.dayText($0, language: language)) \(hourLabel($0))" }, every: 6,
+            label: { "\(renderer.dayAndMonth($0, in: language)) \(hourLabel($0))" }, every: 6,
             firstColumn: renderer.text("audit_col_hour", in: language))
         let dayChart = chart(
             id: "per-day", heading: renderer.text("audit_chart_daily", in: language), points: days, values: daily,
@@ -93,11 +91,5 @@ struct ChartsController: Sendable {
 
     private func hourText(_ date: Date, calendar: Calendar) -> String {
         String(format: "%02d:00", calendar.component(.hour, from: date))
-    }
-
-    private func dayText(_ date: Date, language: Language) -> String {
-        var style = Date.FormatStyle.dateTime.day().month(.abbreviated).locale(Locale(identifier: language.locale))
-        style.timeZone = renderer.timeZone
-        return date.formatted(style)
     }
 }

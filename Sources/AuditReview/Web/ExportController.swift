@@ -31,10 +31,12 @@ struct ExportController: Sendable {
 
     func export(_ format: Format, request: Request, context: PortalRequestContext) async throws -> Response {
         guard let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
-        let (filter, invalid) = AuditController.filter(of: request, timeZone: renderer.timeZone)
-        guard invalid.isEmpty else { throw HTTPError(.badRequest) }
+        let parsed = try SearchQuery.read(request, timeZone: renderer.timeZone).parsed
+        guard parsed.invalid.isEmpty, parsed.teleTANFields.isEmpty else { throw HTTPError(.badRequest) }
+        let filter = parsed.filter
         let db = database.database(logger: context.logger)
         let last = try await search.head(on: db)
+        let prepared = try await search.prepare(filter, on: db)
         let started = now()
         let filename = "audit-\(Self.stamp(started)).\(format.rawValue)"
         var headers: HTTPFields = [
@@ -49,9 +51,10 @@ struct ExportController: Sendable {
             var rows = 0
             do {
                 if format == .csv { try await writer.write(ByteBuffer(string: AuditCSV.header)) }
+                // No prepared filter: its time range holds no entry; the export is the header only.
                 var after: Int64 = 0
-                while true {
-                    let batch = try await search.batch(filter, after: after, upTo: last, limit: batchSize, on: db)
+                while let prepared {
+                    let batch = try await search.batch(prepared, after: after, upTo: last, limit: batchSize, on: db)
                     guard let lastRow = batch.last else { break }
                     var bytes: [UInt8] = []
                     bytes.reserveCapacity(batch.count * 400)
@@ -82,7 +85,7 @@ struct ExportController: Sendable {
     }
 
     static func detailsFor(format: Format, filter: AuditFilter, rows: Int, last: Int64) -> [String: String] {
-        var details = AuditController.viewDetails("export", filter: filter)
+        var details = AuditController.filterDetails(filter)
         details["format"] = format.rawValue
         details["rows"] = String(rows)
         details["up_to_seq"] = String(last)

@@ -30,6 +30,8 @@ struct SessionsController: Sendable {
     struct EndForm: Decodable {
         let csrf: String?
         let session: String?
+        /// Whose session: narrows the search for the handle to that user's sessions.
+        let username: String?
     }
 
     struct LiftForm: Decodable {
@@ -43,9 +45,7 @@ struct SessionsController: Sendable {
         let db = database.database(logger: context.logger)
         let time = now()
         let entries = try await directory.active(now: time, on: db)
-        if request.method != .head {
-            try await audit.append(AuditEvent(.auditView, .success, by: acting, details: ["page": "sessions"]), at: time, on: db)
-        }
+        try await audit.appendView("sessions", of: request, by: acting, at: time, on: db)
         let language = context.language
         let notice = request.uri.queryParameters["result"].map(String.init).flatMap { result in
             ["ended", "gone", "own"].contains(result) ? renderer.text("admin_sessions_\(result)", in: language) : nil
@@ -67,7 +67,8 @@ struct SessionsController: Sendable {
         try csrf.require(form.csrf, for: user)
         let db = database.database(logger: context.logger)
         let time = now()
-        guard let handle = form.session, let entry = try await directory.find(handle: handle, now: time, on: db) else {
+        guard let handle = form.session, let username = form.username,
+              let entry = try await directory.find(handle: handle, of: username, now: time, on: db) else {
             return PageRenderer.redirect(to: "/admin/sessions?result=gone")
         }
         // Their own session they end with Sign out, which also clears the cookie.
@@ -90,9 +91,7 @@ struct SessionsController: Sendable {
         let db = database.database(logger: context.logger)
         let time = now()
         let active = try await lockouts.active(scopes: Self.scopes, now: time, on: db)
-        if request.method != .head {
-            try await audit.append(AuditEvent(.auditView, .success, by: acting, details: ["page": "lockouts"]), at: time, on: db)
-        }
+        try await audit.appendView("lockouts", of: request, by: acting, at: time, on: db)
         let language = context.language
         let notice = request.uri.queryParameters["result"].map(String.init).flatMap { result in
             ["lifted", "gone"].contains(result) ? renderer.text("admin_lockouts_\(result)", in: language) : nil

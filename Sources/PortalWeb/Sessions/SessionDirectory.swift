@@ -2,6 +2,7 @@ import AccessControl
 import Crypto
 import FluentKit
 import Foundation
+import SQLKit
 import Storage
 import TeleTAN
 
@@ -27,28 +28,28 @@ package struct SessionDirectory: Sendable {
         self.store = store
     }
 
-    /// Sessions that are still active, longest signed in first.
-    package func active(now: Date, on db: any Database) async throws -> [Entry] {
+    /// Sessions that are still active (of one user, if given), longest signed in first.
+    package func active(of username: String? = nil, now: Date, on db: any Database) async throws -> [Entry] {
         struct Row: Decodable {
             let id_hash: String; let username: String; let roles: String
             let created_at: Date; let last_seen_at: Date; let address: String?
         }
-        let rows = try await sql(db).raw("""
-            SELECT id_hash, username, roles, created_at, last_seen_at, address FROM sessions ORDER BY created_at, username
-            """).all(decoding: Row.self)
-        return rows.compactMap { row in
-            let record = SessionRecord(
-                idHash: row.id_hash, username: row.username, roles: row.roles, createdAt: row.created_at, lastSeenAt: row.last_seen_at)
-            guard !store.isExpired(record, now: now) else { return nil }
-            return Entry(
-                handle: Self.handle(of: row.id_hash), username: row.username, roles: record.roleSet,
+        let query = sql(db).select().columns("id_hash", "username", "roles", "created_at", "last_seen_at", "address").from("sessions")
+            .where("last_seen_at", .greaterThanOrEqual, SQLBind(now.addingTimeInterval(-store.idleTimeout.seconds)))
+            .where("created_at", .greaterThanOrEqual, SQLBind(now.addingTimeInterval(-store.lifetime.seconds)))
+            .orderBy("created_at").orderBy("username")
+        let rows = try await (username.map { query.where("username", .equal, SQLBind($0)) } ?? query).all(decoding: Row.self)
+        return rows.map { row in
+            Entry(
+                handle: Self.handle(of: row.id_hash), username: row.username,
+                roles: SessionRecord.roleSet(row.roles),
                 signedInAt: row.created_at, lastSeenAt: row.last_seen_at, address: row.address, sessionHash: row.id_hash)
         }
     }
 
-    /// The active session a handle names, if it still exists.
-    package func find(handle: String, now: Date, on db: any Database) async throws -> Entry? {
-        try await active(now: now, on: db).first { $0.handle == handle }
+    /// The active session of `username` a handle names, if it still exists.
+    package func find(handle: String, of username: String, now: Date, on db: any Database) async throws -> Entry? {
+        try await active(of: username, now: now, on: db).first { $0.handle == handle }
     }
 
     /// Ends the session; false when it had ended already (so it is audited once).

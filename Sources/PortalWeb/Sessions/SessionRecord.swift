@@ -37,7 +37,10 @@ package final class SessionRecord: Model, @unchecked Sendable {
         $id.exists = true
     }
 
-    package var roleSet: Set<Role> {
-        Set(roles.split(separator: ",").compactMap { Role(rawValue: String($0)) })
+    package var roleSet: Set<Role> { Self.roleSet(roles) }
+
+    /// The roles of the stored "officer,admin" form.
+    static func roleSet(_ joined: String) -> Set<Role> {
+        Set(joined.split(separator: ",").compactMap { Role(rawValue: String($0)) })
     }
 }

@@ -71,9 +71,10 @@ package struct PageRenderer: Sendable {
         return date.formatted(style)
     }
 
-    /// A day as people of `language` read it, in the authority's time zone ("24 Nov 2026").
-    package func day(_ date: Date, in language: Language) -> String {
-        var style = Date.FormatStyle.dateTime.day().month(.abbreviated).year().locale(Locale(identifier: language.locale))
+    /// A day without its year as people of `language` read it, in the authority's time zone
+    /// ("24 Nov", "24. Nov."): chart axes and their tables.
+    package func dayAndMonth(_ date: Date, in language: Language) -> String {
+        var style = Date.FormatStyle.dateTime.day().month(.abbreviated).locale(Locale(identifier: language.locale))
         style.timeZone = timeZone
         return date.formatted(style)
     }
