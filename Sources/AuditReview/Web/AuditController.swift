@@ -49,10 +49,10 @@ struct AuditController: Sendable {
         var details = Self.filterDetails(filter, cursor: query.cursor)
         if !teleTANFields.isEmpty { details["teletan_typed_in"] = teleTANFields.joined(separator: ",") }
         try await audit.appendView("search", of: request, by: acting, details: details, at: now(), on: db)
-        let notice = query.notice.flatMap { ["done", "started", "running"].contains($0) ? "audit_verify_\($0)" : nil }
+        let notice = renderer.notice(request, parameter: "verified", allowed: ["done", "started", "running"], prefix: "audit_verify_", in: context.language)
         return try await render(
             filter: filter, invalid: invalid, teleTANFields: teleTANFields, page: page, cursor: query.cursor, lookupError: nil,
-            verifyNotice: notice.map { renderer.text($0, in: context.language) }, status: usable ? .ok : .badRequest, context: context)
+            verifyNotice: notice, status: usable ? .ok : .badRequest, context: context)
     }
 
     @Sendable func entry(_ request: Request, context: PortalRequestContext) async throws -> Response {

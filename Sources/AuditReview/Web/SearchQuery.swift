@@ -2,11 +2,10 @@ import Foundation
 import Hummingbird
 
 /// The query string of the search and export pages, read once and as a browser sends a GET form
-/// (`+` is a space): the filter, where the page starts, and the notice to show.
+/// (`+` is a space): the filter and where the page starts.
 struct SearchQuery {
     let parsed: AuditFilter.Parsed
     let cursor: AuditCursor
-    let notice: String?
 
     /// A query that is no form (a repeated or bracketed key) or a cursor that is no `seq` is a
     /// 400: never silently "no filter", which would export the whole trail.
@@ -26,6 +25,6 @@ struct SearchQuery {
         }
         return SearchQuery(
             parsed: AuditFilter.parse(values.filter { AuditFilter.fieldNames.contains($0.key) }, timeZone: timeZone),
-            cursor: cursor, notice: values["verified"])
+            cursor: cursor)
     }
 }

@@ -47,9 +47,7 @@ struct SessionsController: Sendable {
         let entries = try await directory.active(now: time, on: db)
         try await audit.appendView("sessions", of: request, by: acting, at: time, on: db)
         let language = context.language
-        let notice = request.uri.queryParameters["result"].map(String.init).flatMap { result in
-            ["ended", "gone", "own"].contains(result) ? renderer.text("admin_sessions_\(result)", in: language) : nil
-        }
+        let notice = renderer.notice(request, parameter: "result", allowed: ["ended", "gone", "own"], prefix: "admin_sessions_", in: language)
         return try renderer.page(SessionsPage(
             items: entries.map { entry in
                 .init(
@@ -93,9 +91,7 @@ struct SessionsController: Sendable {
         let active = try await lockouts.active(scopes: Self.scopes, now: time, on: db)
         try await audit.appendView("lockouts", of: request, by: acting, at: time, on: db)
         let language = context.language
-        let notice = request.uri.queryParameters["result"].map(String.init).flatMap { result in
-            ["lifted", "gone"].contains(result) ? renderer.text("admin_lockouts_\(result)", in: language) : nil
-        }
+        let notice = renderer.notice(request, parameter: "result", allowed: ["lifted", "gone"], prefix: "admin_lockouts_", in: language)
         return try renderer.page(LockoutsPage(
             items: active.map {
                 .init(scope: $0.scope, scopeLabel: renderer.text("admin_lockouts_scope_\($0.scope)", in: language), key: $0.key,

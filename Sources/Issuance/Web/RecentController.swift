@@ -50,10 +50,9 @@ struct RecentController: Sendable {
                 statusKey: status?.rawValue ?? "unknown",
                 mayRevoke: status == .unused)
         }
-        let notice = request.uri.queryParameters["revoked"].map(String.init).flatMap { result in
-            ["revoked", "already_redeemed", "already_revoked", "expired", "not_found", "unavailable"].contains(result)
-                ? renderer.text("recent_result_\(result)", in: language) : nil
-        }
+        let notice = renderer.notice(
+            request, parameter: "revoked", allowed: ["revoked", "already_redeemed", "already_revoked", "expired", "not_found", "unavailable"],
+            prefix: "recent_result_", in: language)
         return try renderer.page(RecentPage(
             items: items, hasItems: !items.isEmpty, notice: notice,
             statusUnknown: !rows.isEmpty && (statuses == nil || references.count < rows.count)), context: context)

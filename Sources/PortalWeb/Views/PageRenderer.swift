@@ -84,6 +84,13 @@ package struct PageRenderer: Sendable {
         values.reduce(strings[language][key] ?? "") { $0.replacingOccurrences(of: "{\($1.key)}", with: $1.value) }
     }
 
+    /// The notice a redirect asked for with `?parameter=value`, from the texts `prefix + value`;
+    /// nil for no or an unknown value (a URL cannot make a page say anything else).
+    package func notice(_ request: Request, parameter: String, allowed: Set<String>, prefix: String, in language: Language) -> String? {
+        guard let value = request.uri.queryParameters[Substring(parameter)].map(String.init), allowed.contains(value) else { return nil }
+        return text(prefix + value, in: language)
+    }
+
     package static func redirect(to location: String, cookies: [Cookie] = []) -> Response {
         var response = Response(status: .seeOther, headers: [.location: location])
         for cookie in cookies { response.setCookie(cookie) }
