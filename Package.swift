@@ -168,7 +168,7 @@ let package = Package(
         ]),
         // Option parsing and exit codes shared by the two executables.
         .target(name: "CommandSupport", dependencies: [
-            "Storage", "TeleTAN",
+            "Storage", "TeleTAN", "Audit",
             .product(name: "FluentKit", package: "fluent-kit"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),

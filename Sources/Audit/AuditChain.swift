@@ -1,6 +1,4 @@
-import Crypto
 import Foundation
-import TeleTAN
 
 /// The canonical form of an entry and the chain hash over it.
 ///
@@ -9,48 +7,29 @@ import TeleTAN
 enum AuditChain {
     static let genesisHash = String(repeating: "0", count: 64)
 
-    private struct Canonical: Encodable {
-        let seq: Int64
-        let at_ms: Int64
-        let actor: String?
-        let role: String?
-        let action: String
-        let outcome: String
-        let address: String?
-        let request_id: String?
-        let subject: String?
-        let details: String
-    }
-
+    /// SHA-256(previous || "\n" || canonical JSON) of `entry` at its seq (`entry.id`), with the
+    /// canonical JSON of ``AuditExportRecord/canonicalJSON`` (the one implementation of the rule).
     static func hash(of entry: AuditEntry, previous: String) -> String {
-        var hasher = SHA256()
-        hasher.update(data: Array(previous.utf8))
-        hasher.update(data: [0x0A])
-        hasher.update(data: Array(canonicalJSON(of: entry, seq: entry.id ?? -1).utf8))
-        return KeyedHasher.hex(hasher.finalize())
+        canonicalRecord(of: entry, seq: entry.id ?? -1, previous: previous).recomputedHash
     }
 
     /// The canonical JSON with `seq` left out: `prefix + String(seq) + suffix` is exactly what
     /// ``hash(of:previous:)`` hashes. PostgreSQL uses it to append in one statement, with the
     /// sequence number and previous hash it reads under the head lock (see ``AuditLog``).
+    /// Never nil (optional for the callers written when a sentinel split could fail).
     static func canonicalParts(of entry: AuditEntry) -> (prefix: String, suffix: String)? {
-        // A number no entry has; inside a JSON string `"seq":` would be escaped, so the marker
-        // can only be the seq field itself.
-        let sentinel: Int64 = -7_777_777_777_777_777
-        let parts = canonicalJSON(of: entry, seq: sentinel).components(separatedBy: "\"seq\":\(sentinel)")
-        guard parts.count == 2 else { return nil }
-        return (parts[0] + "\"seq\":", parts[1])
+        let record = canonicalRecord(of: entry, seq: 0, previous: "")
+        var prefix: [UInt8] = [], suffix: [UInt8] = []
+        record.appendCanonicalPrefix(to: &prefix)
+        record.appendCanonicalSuffix(to: &suffix)
+        return (String(decoding: prefix, as: UTF8.self), String(decoding: suffix, as: UTF8.self))
     }
 
-    private static func canonicalJSON(of entry: AuditEntry, seq: Int64) -> String {
-        let canonical = Canonical(
-            seq: seq, at_ms: milliseconds(entry.occurredAt), actor: entry.actor, role: entry.role,
-            action: entry.action, outcome: entry.outcome, address: entry.address, request_id: entry.requestID,
-            subject: entry.subject, details: entry.details
-        )
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: (try? encoder.encode(canonical)) ?? Data(), as: UTF8.self)
+    /// The hashed fields of `entry` (not its stored prev_hash and hash, which a new entry lacks).
+    private static func canonicalRecord(of entry: AuditEntry, seq: Int64, previous: String) -> AuditExportRecord {
+        AuditExportRecord(seq: seq, atMilliseconds: milliseconds(entry.occurredAt), actor: entry.actor, role: entry.role,
+                          action: entry.action, outcome: entry.outcome, address: entry.address, requestID: entry.requestID,
+                          subject: entry.subject, details: entry.details, previousHash: previous, hash: "")
     }
 
     static func milliseconds(_ date: Date) -> Int64 {

@@ -102,10 +102,19 @@ package struct AuditExportRecord: Sendable, Equatable, Codable {
         }
     }
 
-    /// The canonical JSON the chain hashes (sorted keys, nulls left out), built from the fields.
+    /// The canonical JSON the chain hashes (sorted keys, nulls left out), built from the fields:
+    /// the one implementation of the rule (the chain, the PostgreSQL append and the export check).
     package var canonicalJSON: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(384)
+        appendCanonicalPrefix(to: &out)
+        JSONText.appendInteger(seq, to: &out)
+        appendCanonicalSuffix(to: &out)
+        return out
+    }
+
+    /// The canonical JSON up to and including `"seq":` (the keys sorting before "seq").
+    func appendCanonicalPrefix(to out: inout [UInt8]) {
         JSONText.appendRaw("{\"action\":", to: &out); JSONText.appendString(action, to: &out)
         if let actor { JSONText.appendRaw(",\"actor\":", to: &out); JSONText.appendString(actor, to: &out) }
         if let address { JSONText.appendRaw(",\"address\":", to: &out); JSONText.appendString(address, to: &out) }
@@ -114,10 +123,13 @@ package struct AuditExportRecord: Sendable, Equatable, Codable {
         JSONText.appendRaw(",\"outcome\":", to: &out); JSONText.appendString(outcome, to: &out)
         if let requestID { JSONText.appendRaw(",\"request_id\":", to: &out); JSONText.appendString(requestID, to: &out) }
         if let role { JSONText.appendRaw(",\"role\":", to: &out); JSONText.appendString(role, to: &out) }
-        JSONText.appendRaw(",\"seq\":", to: &out); JSONText.appendInteger(seq, to: &out)
+        JSONText.appendRaw(",\"seq\":", to: &out)
+    }
+
+    /// The canonical JSON after the seq's digits (the keys sorting after "seq").
+    func appendCanonicalSuffix(to out: inout [UInt8]) {
         if let subject { JSONText.appendRaw(",\"subject\":", to: &out); JSONText.appendString(subject, to: &out) }
         JSONText.appendRaw("}", to: &out)
-        return out
     }
 
     /// SHA-256(prev_hash || "\n" || canonical JSON), lowercase hex: equals `hash` for an untouched entry.

@@ -2,13 +2,16 @@ import Crypto
 import Foundation
 
 /// Checks a JSON Lines export against a signed checkpoint, with no database: every line's hash,
-/// the link between lines with consecutive seqs (in either order, so a newest-first export works
-/// too; a filtered export has gaps, which are not links), the checkpoint's signature, and that the
-/// checkpoint's entry, when the file has it, carries the signed hash.
+/// seqs strictly ascending (oldest first, as the portal exports) and, unless `filtered`, without
+/// gaps, so a deleted line is found; the link between lines with consecutive seqs (a filtered
+/// export's gaps are not links); that a file starting at entry 1 starts from the genesis hash;
+/// the checkpoint's signature; and that the checkpoint's entry carries the signed hash (when the
+/// file has it, or starts just after it: then the first line must link to the signed hash).
 package struct AuditExportVerifier: Sendable {
     package struct Report: Sendable, Equatable {
         package var linesChecked = 0
-        /// The checkpoint's entry was in the file and had the signed hash.
+        /// The checkpoint's entry was in the file and had the signed hash, or the file starts
+        /// just after it and its first line links to the signed hash.
         package var checkpointEntryFound = false
         package var firstBrokenSeq: Int64?
         /// 1-based line of the first problem.
@@ -19,10 +22,13 @@ package struct AuditExportVerifier: Sendable {
 
     package let checkpoint: AuditCheckpoint
     package let publicKey: P256.Signing.PublicKey
+    /// The export of a search filter: seqs may skip (still strictly ascending, no line twice).
+    package let filtered: Bool
 
-    package init(checkpoint: AuditCheckpoint, publicKey: P256.Signing.PublicKey) {
+    package init(checkpoint: AuditCheckpoint, publicKey: P256.Signing.PublicKey, filtered: Bool = false) {
         self.checkpoint = checkpoint
         self.publicKey = publicKey
+        self.filtered = filtered
     }
 
     /// Reads `path` in blocks, so a file of millions of lines needs little memory.
@@ -87,14 +93,27 @@ package struct AuditExportVerifier: Sendable {
                 return broken(record.seq, "entry \(record.seq) (line \(lineNumber)) was changed after it was written")
             }
             if let previous {
+                if record.seq == previous.seq {
+                    return broken(record.seq, "entry \(record.seq) appears twice (line \(lineNumber))")
+                }
+                if record.seq < previous.seq {
+                    return broken(record.seq, "entry \(record.seq) (line \(lineNumber)) follows entry \(previous.seq): seqs must ascend")
+                }
+                if record.seq != previous.seq + 1, !verifier.filtered {
+                    return broken(previous.seq + 1, "entry \(previous.seq + 1) is missing (line \(lineNumber) has entry \(record.seq)); pass --filtered for the export of a search")
+                }
                 if record.seq == previous.seq + 1, record.previousHash != previous.hash {
                     return broken(record.seq, "entry \(record.seq) (line \(lineNumber)) does not link to entry \(previous.seq)")
                 }
-                if record.seq == previous.seq - 1, previous.previousHash != record.hash {
-                    return broken(previous.seq, "entry \(previous.seq) (line \(lineNumber - 1)) does not link to entry \(record.seq)")
+            } else {
+                if record.seq == 1, record.previousHash != AuditChain.genesisHash {
+                    return broken(1, "entry 1 (line \(lineNumber)) does not start from the genesis hash")
                 }
-                if record.seq == previous.seq {
-                    return broken(record.seq, "entry \(record.seq) appears twice (line \(lineNumber))")
+                if record.seq == verifier.checkpoint.seq + 1 {
+                    guard record.previousHash == verifier.checkpoint.hash else {
+                        return broken(record.seq, "entry \(record.seq) (line \(lineNumber)) does not link to the hash the checkpoint signed for entry \(verifier.checkpoint.seq)")
+                    }
+                    report.checkpointEntryFound = true
                 }
             }
             if record.seq == verifier.checkpoint.seq {

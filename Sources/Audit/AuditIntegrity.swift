@@ -12,6 +12,8 @@ package struct AuditIntegrity: Sendable {
     package let retention: Duration
     /// Keys whose checkpoints are trusted as start points: the signer's and any given.
     package let trustedKeys: [P256.Signing.PublicKey]
+    /// Entries deleted per statement by retention (tests make it small).
+    var deletionBatch: Int64 = 10_000
 
     package static let defaultCheckpointInterval: Duration = .seconds(3600)
     package static let defaultRetention: Duration = .seconds(400 * 86400)
@@ -35,22 +37,15 @@ package struct AuditIntegrity: Sendable {
     /// signature, after checking that its entry still has the signed hash. Full: from the
     /// retention floor (whose checkpoint must be good), checking every good checkpoint on the way.
     package func verify(full: Bool, now: Date, on db: any Database) async throws -> AuditVerification {
-        try await verifyAndRecord(full: full, now: now, on: db).verification
+        try await verifyAndRecord(full: full, floor: IntegrityStore.floor(on: db), now: now, on: db).verification
     }
 
     /// The recorded verification and the last entry it found intact (what a checkpoint may sign).
-    func verifyAndRecord(full: Bool, now: Date, on db: any Database) async throws -> (verification: AuditVerification, end: AuditChainVerifier.StartPoint) {
-        let walk = try await walk(full: full, on: db)
-        let report = walk.report
-        // A checkpoint's own entry is checked (its hash) before the walk after it.
-        let fromSeq = walk.checkedStart ? walk.start.seq : walk.start.seq + 1
-        let verification = AuditVerification(
-            verifiedAt: AuditChain.truncatedToMilliseconds(now), full: full, fromSeq: fromSeq,
-            toSeq: report.firstBrokenSeq ?? report.lastSeq,
-            checkedEntries: report.checkedEntries + (walk.checkedStart && report.isIntact ? 1 : 0),
-            firstBrokenSeq: report.firstBrokenSeq, problem: report.problem)
+    func verifyAndRecord(full: Bool, floor: AuditChainVerifier.StartPoint, now: Date, on db: any Database) async throws -> (verification: AuditVerification, end: AuditChainVerifier.StartPoint) {
+        let walk = try await walk(full: full, floor: floor, on: db)
+        let verification = walk.verification(full: full, now: now)
         try await IntegrityStore.record(verification, on: db)
-        return (verification, .init(seq: report.lastSeq, hash: report.lastHash))
+        return (verification, .init(seq: walk.report.lastSeq, hash: walk.report.lastHash))
     }
 
     package func lastVerification(on db: any Database) async throws -> AuditVerification? {
@@ -67,11 +62,20 @@ package struct AuditIntegrity: Sendable {
         let report: AuditChainVerifier.Report
         /// The walk began by checking the start point's own entry against a checkpoint.
         var checkedStart = false
+
+        /// The walk as it is recorded: the one place a verification result is built.
+        func verification(full: Bool, now: Date) -> AuditVerification {
+            // A checkpoint's own entry is checked (its hash) before the walk after it.
+            AuditVerification(
+                verifiedAt: AuditChain.truncatedToMilliseconds(now), full: full,
+                fromSeq: checkedStart ? start.seq : start.seq + 1, toSeq: report.firstBrokenSeq ?? report.lastSeq,
+                checkedEntries: report.checkedEntries + (checkedStart && report.isIntact ? 1 : 0),
+                firstBrokenSeq: report.firstBrokenSeq, problem: report.problem)
+        }
     }
 
-    func walk(full: Bool, on db: any Database) async throws -> Walk {
-        let floor = try await IntegrityStore.floor(on: db)
-        let head = try await IntegrityStore.head(on: db)
+    /// Walks from the retention floor (`full`) or from the latest trusted checkpoint above it.
+    func walk(full: Bool, floor: AuditChainVerifier.StartPoint, on db: any Database) async throws -> Walk {
         if floor.seq > 0, try await !hasTrustedCheckpoint(at: floor, on: db) {
             return Walk(start: floor, report: .init(
                 checkedEntries: 0, firstBrokenSeq: floor.seq,
@@ -161,13 +165,28 @@ package struct AuditIntegrity: Sendable {
     /// the checkpoint (signed first, appended after): the next checkpoint covers it.
     package func checkpointNow(now: Date, on db: any Database) async throws -> AuditCheckpoint {
         guard let signer else { throw AuditIntegrityError.noSigningKey }
-        let (verification, end) = try await verifyAndRecord(full: false, now: now, on: db)
+        let checkpoint = try await signHeadCheckpoint(signer: signer, floor: IntegrityStore.floor(on: db), now: now, on: db)
+        try await AuditLog().append(Self.checkpointEvent(checkpoint), at: now, on: db)
+        return checkpoint
+    }
+
+    /// ``checkpointNow(now:on:)`` without the audit entry: the scheduled job appends its entries
+    /// last, so the head stays unlocked (PostgreSQL) while it verifies. Throws
+    /// ``AuditIntegrityError/chainBroken(_:)`` (after recording the verification) when broken.
+    func signHeadCheckpoint(signer: CheckpointSigner, floor: AuditChainVerifier.StartPoint, now: Date, on db: any Database) async throws -> AuditCheckpoint {
+        let (verification, end) = try await verifyAndRecord(full: false, floor: floor, now: now, on: db)
         guard verification.isIntact else { throw AuditIntegrityError.chainBroken(verification) }
         // The walk's end, not the head as it is now: only what was checked gets signed.
         let checkpoint = try signer.sign(seq: end.seq, hash: end.hash, at: now)
         try await IntegrityStore.store(checkpoint, on: db)
-        try await AuditLog().append(AuditEvent(action: .auditCheckpoint, outcome: .success, details: ["seq": "\(checkpoint.seq)"]), at: now, on: db)
         return checkpoint
+    }
+
+    /// The "audit.checkpoint" entry for `checkpoint` (`reason`: why it was signed, if not the schedule or the CLI).
+    static func checkpointEvent(_ checkpoint: AuditCheckpoint, reason: String? = nil) -> AuditEvent {
+        var details = ["seq": "\(checkpoint.seq)"]
+        details["reason"] = reason
+        return AuditEvent(action: .auditCheckpoint, outcome: .success, details: details)
     }
 }
 

@@ -5,7 +5,7 @@ import Storage
 
 /// What one run of the scheduled job did, for the caller's log.
 package struct AuditMaintenanceReport: Sendable, Equatable {
-    /// The checkpoint signed because the last one was older than the interval.
+    /// The checkpoint of the head, signed because the last one was older than the interval.
     package var checkpoint: AuditCheckpoint?
     /// The checkpoint at the retention cut, when the floor moved.
     package var retentionCheckpoint: AuditCheckpoint?
@@ -15,68 +15,83 @@ package struct AuditMaintenanceReport: Sendable, Equatable {
 }
 
 extension AuditIntegrity {
-    /// Entries deleted per statement: short statements, so appends and pages interleave.
-    static let deletionBatch: Int64 = 10_000
-
-    /// The periodic job: sign a checkpoint when the latest is older than the interval, then apply
-    /// retention. Instances serialise on the floor row (PostgreSQL `FOR UPDATE`; SQLite has one
-    /// connection), so two never sign or move the floor for the same moment. Order inside the
-    /// lock: verify, sign, store, move the floor, then append the audit entries (they lie beyond
-    /// every checkpoint signed here). The deletion itself runs afterwards in batches.
+    /// The periodic job (every minute on every instance): when the head checkpoint (the one
+    /// with the highest seq) is older than the interval, verify and sign a checkpoint of the head,
+    /// then apply retention. So retention runs at most once per interval, and its checkpoints
+    /// (below the head) never make the head checkpoint look fresh.
+    ///
+    /// When nothing is due, one query and no lock. Otherwise, in one transaction: lock the floor
+    /// row (PostgreSQL `FOR UPDATE SKIP LOCKED`: an instance that finds it held leaves the round
+    /// to the holder; SQLite has one connection), check again that a checkpoint is due, verify
+    /// and sign the head, verify floor..cut, sign at the cut, move the floor, and append the audit
+    /// entries last, so the chain head (`audit_head FOR UPDATE` on PostgreSQL) is locked only
+    /// from then to the commit. The deletion runs afterwards in batches, by the run that moved
+    /// the floor.
     @discardableResult
     package func runScheduled(now: Date, on db: any Database) async throws -> AuditMaintenanceReport {
-        guard signer != nil else { return AuditMaintenanceReport() }
-        var report = try await db.transaction { tx in
-            try await signAndMoveFloor(now: now, on: tx)
+        guard let signer, try await isCheckpointDue(now: now, on: db) else { return AuditMaintenanceReport() }
+        let signed = try await db.transaction { tx in
+            try await signAndMoveFloor(signer: signer, now: now, on: tx)
         }
-        guard report.brokenVerification == nil else { return report }
-        report.deletedEntries = try await deleteBelowFloor(on: db)
-        if report.deletedEntries > 0 {
-            let floor = try await IntegrityStore.floor(on: db)
+        guard var report = signed else { return AuditMaintenanceReport() }
+        if let cut = report.retentionCheckpoint?.seq {
+            report.deletedEntries = try await deleteEntries(through: cut, on: db)
             try await AuditLog().append(AuditEvent(action: .auditRetention, outcome: .success, details: [
-                "cut_seq": "\(floor.seq)", "deleted": "\(report.deletedEntries)",
+                "cut_seq": "\(cut)", "deleted": "\(report.deletedEntries)",
             ]), at: now, on: db)
         }
         return report
     }
 
-    private func signAndMoveFloor(now: Date, on tx: any Database) async throws -> AuditMaintenanceReport {
-        guard let signer else { return AuditMaintenanceReport() }
-        var report = AuditMaintenanceReport()
-        let floor = try await IntegrityStore.floor(lock: true, on: tx)
-        let latest = try await IntegrityStore.latestSignedAt(on: tx)
-        if latest.map({ now.timeIntervalSince($0) >= checkpointInterval.seconds }) ?? true {
-            do {
-                report.checkpoint = try await checkpointNow(now: now, on: tx)
-            } catch AuditIntegrityError.chainBroken(let verification) {
-                report.brokenVerification = verification
-                return report
-            }
-        }
+    /// True when the head checkpoint is older than the interval, or there is none.
+    func isCheckpointDue(now: Date, on db: any Database) async throws -> Bool {
+        guard let signedAt = try await IntegrityStore.headCheckpointSignedAt(on: db) else { return true }
+        return now.timeIntervalSince(signedAt) >= checkpointInterval.seconds
+    }
 
-        let cutoff = now.addingTimeInterval(-retention.seconds)
-        let head = try await IntegrityStore.head(on: tx)
-        guard let cut = try await retentionCut(before: cutoff, through: head.seq, on: tx), cut > floor.seq else { return report }
-        // Never delete what was not verified: floor..cut, against the checkpoints in it.
-        let checkpoints = try await trustedCheckpoints(above: floor.seq, through: cut, on: tx)
-        let walk = try await AuditChainVerifier().verify(from: floor, through: cut, checkpoints: checkpoints, on: tx)
-        guard walk.isIntact, walk.lastSeq == cut else {
-            let verification = AuditVerification(
-                verifiedAt: AuditChain.truncatedToMilliseconds(now), full: false, fromSeq: floor.seq + 1,
-                toSeq: walk.firstBrokenSeq ?? walk.lastSeq, checkedEntries: walk.checkedEntries,
-                firstBrokenSeq: walk.firstBrokenSeq ?? walk.lastSeq + 1, problem: walk.problem ?? "entry \(walk.lastSeq + 1) is missing")
-            try await IntegrityStore.record(verification, on: tx)
+    /// nil: another instance holds the floor, or it signed since the check without the lock.
+    private func signAndMoveFloor(signer: CheckpointSigner, now: Date, on tx: any Database) async throws -> AuditMaintenanceReport? {
+        guard let floor = try await IntegrityStore.lockFloor(on: tx), try await isCheckpointDue(now: now, on: tx) else { return nil }
+        var report = AuditMaintenanceReport()
+        let checkpoint: AuditCheckpoint
+        do {
+            checkpoint = try await signHeadCheckpoint(signer: signer, floor: floor, now: now, on: tx)
+        } catch AuditIntegrityError.chainBroken(let verification) {
             report.brokenVerification = verification
             return report
         }
-        let checkpoint = try signer.sign(seq: cut, hash: walk.lastHash, at: now)
+        report.checkpoint = checkpoint
+        try await moveFloor(from: floor, verifiedThrough: checkpoint.seq, signer: signer, now: now, report: &report, on: tx)
+        // Last: they lie beyond every checkpoint signed here, and appending locks the head.
+        try await AuditLog().append(Self.checkpointEvent(checkpoint), at: now, on: tx)
+        if let retention = report.retentionCheckpoint {
+            try await AuditLog().append(Self.checkpointEvent(retention, reason: "retention"), at: now, on: tx)
+        }
+        return report
+    }
+
+    /// Retention: the cut is the last entry written before `now - retention` (at most the entry
+    /// the head checkpoint just signed). Never deletes what was not verified: floor..cut is
+    /// walked against the checkpoints in it, then signed at the cut, and the floor moves there.
+    private func moveFloor(from floor: AuditChainVerifier.StartPoint, verifiedThrough headSeq: Int64, signer: CheckpointSigner,
+                           now: Date, report: inout AuditMaintenanceReport, on tx: any Database) async throws {
+        let cutoff = now.addingTimeInterval(-retention.seconds)
+        guard let cut = try await retentionCut(before: cutoff, through: headSeq, on: tx), cut > floor.seq else { return }
+        let checkpoints = try await trustedCheckpoints(above: floor.seq, through: cut, on: tx)
+        let walk = Walk(start: floor, report: try await AuditChainVerifier().verify(from: floor, through: cut, checkpoints: checkpoints, on: tx))
+        guard walk.report.isIntact else {
+            // The verifier names the first bad entry, a short walk included ("entry N is missing").
+            let verification = walk.verification(full: false, now: now)
+            try await IntegrityStore.record(verification, on: tx)
+            report.brokenVerification = verification
+            return
+        }
+        let checkpoint = try signer.sign(seq: cut, hash: walk.report.lastHash, at: now)
         try await IntegrityStore.store(checkpoint, on: tx)
-        try await IntegrityStore.moveFloor(to: .init(seq: cut, hash: walk.lastHash), on: tx)
+        try await IntegrityStore.moveFloor(to: .init(seq: cut, hash: walk.report.lastHash), on: tx)
         // Verification results age out with the entries they speak about.
         try await IntegrityStore.deleteVerifications(before: cutoff, on: tx)
-        try await AuditLog().append(AuditEvent(action: .auditCheckpoint, outcome: .success, details: ["seq": "\(cut)", "reason": "retention"]), at: now, on: tx)
         report.retentionCheckpoint = checkpoint
-        return report
     }
 
     /// The highest seq written before `cutoff` (entries are appended in time order, give or take
@@ -88,20 +103,20 @@ extension AuditIntegrity {
             """).first(decoding: Row.self)?.cut
     }
 
-    /// Deletes entries at or below the floor, oldest first, a batch per statement; also what an
-    /// interrupted earlier run left. Returns how many went.
-    private func deleteBelowFloor(on db: any Database) async throws -> Int {
+    /// Deletes the entries up to `floorSeq`, oldest first, `deletionBatch` per statement (short
+    /// statements, so appends and pages interleave); also what an interrupted earlier run left.
+    /// What is below the floor was verified gap-free, so a batch deletes `upper - lowest + 1`.
+    private func deleteEntries(through floorSeq: Int64, on db: any Database) async throws -> Int {
         struct Lowest: Decodable { let lowest: Int64? }
-        struct Count: Decodable { let n: Int64 }
-        let floor = try await IntegrityStore.floor(on: db)
+        guard var lowest = try await sql(db).raw("SELECT MIN(seq) AS lowest FROM audit_log").first(decoding: Lowest.self)?.lowest else {
+            return 0
+        }
         var deleted = 0
-        while true {
-            guard let lowest = try await sql(db).raw("SELECT MIN(seq) AS lowest FROM audit_log").first(decoding: Lowest.self)?.lowest,
-                  lowest <= floor.seq else { break }
-            let upper = min(floor.seq, lowest + Self.deletionBatch - 1)
-            let count = try await sql(db).raw("SELECT COUNT(*) AS n FROM audit_log WHERE seq <= \(bind: upper)").first(decoding: Count.self)?.n ?? 0
-            try await sql(db).raw("DELETE FROM audit_log WHERE seq <= \(bind: upper)").run()
-            deleted += Int(count)
+        while lowest <= floorSeq {
+            let upper = min(floorSeq, lowest + deletionBatch - 1)
+            try await sql(db).raw("DELETE FROM audit_log WHERE seq >= \(bind: lowest) AND seq <= \(bind: upper)").run()
+            deleted += Int(upper - lowest + 1)
+            lowest = upper + 1
         }
         return deleted
     }

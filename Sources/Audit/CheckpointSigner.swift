@@ -57,7 +57,8 @@ package struct CheckpointSigner: Sendable {
 
     /// Signs "entry `seq` has hash `hash`" at `time`.
     package func sign(seq: Int64, hash: String, at time: Date) throws -> AuditCheckpoint {
-        let body = AuditCheckpoint.body(seq: seq, hash: hash, signedAt: AuditChain.truncatedToMilliseconds(time), keyID: keyID)
+        // The body shows the time in whole milliseconds, as the checkpoint keeps it.
+        let body = AuditCheckpoint.body(seq: seq, hash: hash, signedAt: time, keyID: keyID)
         let signature = try privateKey.signature(for: Data(body.utf8))
         return AuditCheckpoint(seq: seq, hash: hash, signedAt: time, keyID: keyID, signature: signature.derRepresentation)
     }

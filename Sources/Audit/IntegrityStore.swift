@@ -39,9 +39,11 @@ enum IntegrityStore {
             """).all(decoding: CheckpointRow.self).compactMap(\.checkpoint)
     }
 
-    static func latestSignedAt(on db: any Database) async throws -> Date? {
+    /// When the head checkpoint (highest seq, the newest there) was signed: retention's
+    /// checkpoints, signed at a lower seq, do not count. One index lookup.
+    static func headCheckpointSignedAt(on db: any Database) async throws -> Date? {
         struct Row: Decodable { let signed_at: Date }
-        return try await sql(db).raw("SELECT signed_at FROM audit_checkpoints ORDER BY signed_at DESC, id DESC LIMIT 1")
+        return try await sql(db).raw("SELECT signed_at FROM audit_checkpoints ORDER BY seq DESC, signed_at DESC, id DESC LIMIT 1")
             .first(decoding: Row.self)?.signed_at
     }
 
@@ -75,23 +77,29 @@ enum IntegrityStore {
         try await sql(db).raw("DELETE FROM audit_verifications WHERE verified_at < \(bind: time)").run()
     }
 
-    /// The retention floor; `lock` holds its row until the transaction ends (PostgreSQL), which
-    /// serialises the scheduled job across instances.
-    static func floor(lock: Bool = false, on db: any Database) async throws -> AuditChainVerifier.StartPoint {
+    /// The retention floor.
+    static func floor(on db: any Database) async throws -> AuditChainVerifier.StartPoint {
+        guard let floor = try await floorRow(suffix: "", on: db) else { throw AuditIntegrityError.floorMissing }
+        return floor
+    }
+
+    /// The retention floor, its row held until the transaction ends: on PostgreSQL `FOR UPDATE
+    /// SKIP LOCKED`, which serialises the scheduled job across instances without queueing them
+    /// (nil: another instance holds it). SQLite has one connection.
+    static func lockFloor(on db: any Database) async throws -> AuditChainVerifier.StartPoint? {
+        guard isPostgreSQL(db) else { return try await floor(on: db) }
+        if let floor = try await floorRow(suffix: " FOR UPDATE SKIP LOCKED", on: db) { return floor }
+        _ = try await floor(on: db)  // held, or missing (then this throws)
+        return nil
+    }
+
+    private static func floorRow(suffix: String, on db: any Database) async throws -> AuditChainVerifier.StartPoint? {
         struct Row: Decodable { let seq: Int64; let hash: String }
-        let suffix = lock && isPostgreSQL(db) ? " FOR UPDATE" : ""
-        guard let row = try await sql(db).raw("SELECT seq, hash FROM audit_floor WHERE id = 1\(unsafeRaw: suffix)").first(decoding: Row.self) else {
-            throw AuditIntegrityError.floorMissing
-        }
-        return .init(seq: row.seq, hash: row.hash)
+        return try await sql(db).raw("SELECT seq, hash FROM audit_floor WHERE id = 1\(unsafeRaw: suffix)").first(decoding: Row.self)
+            .map { .init(seq: $0.seq, hash: $0.hash) }
     }
 
     static func moveFloor(to point: AuditChainVerifier.StartPoint, on db: any Database) async throws {
         try await sql(db).raw("UPDATE audit_floor SET seq = \(bind: point.seq), hash = \(bind: point.hash) WHERE id = 1").run()
-    }
-
-    static func head(on db: any Database) async throws -> AuditChainVerifier.StartPoint {
-        guard let head = try await AuditHead.find(1, on: db) else { throw AuditError.headMissing }
-        return .init(seq: head.seq, hash: head.hash)
     }
 }

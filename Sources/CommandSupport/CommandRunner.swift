@@ -1,4 +1,5 @@
 import ArgumentParser
+import Audit
 import FluentKit
 import Foundation
 import Storage
@@ -60,6 +61,8 @@ package enum StartupError {
     package static func describe(_ error: any Error) -> String {
         switch error {
         case let error as SecretFile.Failure: error.description
+        // `portal serve` loads or creates the key; its text says what is wrong with the file.
+        case let error as CheckpointSigner.Failure: "--audit-checkpoint-key (PORTAL_AUDIT_CHECKPOINT_KEY): \(error.description)"
         case let error as DatabaseLocation.ParseError: "--database: \(error.description)"
         case let error as CustomStringConvertible where String(reflecting: type(of: error)).hasPrefix("ServiceAuth."): error.description
         default: "\(String(reflecting: type(of: error))) (is the database reachable and the schema writable?)"

@@ -66,10 +66,12 @@ struct AuditCommand: AsyncParsableCommand {
         var checkpoint: String?
         @Option(help: "With --export: the checkpoint's public key (default: the .pub.pem next to --audit-checkpoint-key)")
         var publicKey: String?
+        @Flag(help: "With --export: the file is the export of a search, so seqs may skip (they must still ascend); without it a missing line is an error")
+        var filtered = false
 
         func validate() throws {
-            if export == nil, checkpoint != nil || publicKey != nil {
-                throw ValidationError("--checkpoint and --public-key go with --export FILE")
+            if export == nil, checkpoint != nil || publicKey != nil || filtered {
+                throw ValidationError("--checkpoint, --public-key and --filtered go with --export FILE")
             }
             if export != nil, checkpoint == nil {
                 throw ValidationError("--export needs --checkpoint FILE (the signed checkpoint to check the export against)")
@@ -114,7 +116,7 @@ struct AuditCommand: AsyncParsableCommand {
             }
             let report: AuditExportVerifier.Report
             do {
-                report = try AuditExportVerifier(checkpoint: parsed, publicKey: key).verify(fileAt: export)
+                report = try AuditExportVerifier(checkpoint: parsed, publicKey: key, filtered: filtered).verify(fileAt: export)
             } catch {
                 throw CommandFailure(message: "\(error)")
             }

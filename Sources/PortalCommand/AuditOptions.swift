@@ -3,20 +3,11 @@ import Audit
 import CommandSupport
 import Foundation
 
-/// `--audit-checkpoint-key`: shared by `serve` (which creates the key when missing) and the
-/// `audit` commands (which only read it).
+/// `--audit-checkpoint-key`: shared by `serve` (whose PortalApp creates the key when missing;
+/// `StartupError` names this flag when it cannot) and the `audit` commands (which only read it).
 struct AuditCheckpointKeyOption: ParsableArguments {
     @Option(help: "P-256 private key (PEM) that signs audit checkpoints, created with mode 600 and a .pub.pem next to it if missing (env PORTAL_AUDIT_CHECKPOINT_KEY)")
     var auditCheckpointKey: String = Environment.value("PORTAL_AUDIT_CHECKPOINT_KEY") ?? "audit-checkpoint-key.pem"
-
-    /// For `serve`: loads or creates the key.
-    func loadOrCreateSigner() throws -> CheckpointSigner {
-        do {
-            return try CheckpointSigner.loadOrCreate(keyFile: auditCheckpointKey)
-        } catch let error as CheckpointSigner.Failure {
-            throw ConfigurationError(message: "--audit-checkpoint-key (PORTAL_AUDIT_CHECKPOINT_KEY): \(error.description)")
-        }
-    }
 
     /// For the CLI: an existing key only. A key made up here would sign checkpoints nobody outside knows.
     func loadSigner() throws -> CheckpointSigner {

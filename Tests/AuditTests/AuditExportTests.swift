@@ -90,8 +90,9 @@ final class AuditExportTests: XCTestCase {
             XCTAssertTrue(report.isIntact, "\(report)")
             XCTAssertTrue(report.checkpointEntryFound)
             XCTAssertEqual(report.linesChecked, awkward.count + 1)
-            XCTAssertTrue(verifier.verify(lines: lines.reversed()).isIntact, "newest first works too")
-            XCTAssertTrue(verifier.verify(lines: lines.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)).isIntact,
+            let filtered = AuditExportVerifier(checkpoint: checkpoint, publicKey: signer.publicKey, filtered: true)
+            XCTAssertTrue(filtered.verify(lines: lines).isIntact, "--filtered accepts a whole export too")
+            XCTAssertTrue(filtered.verify(lines: lines.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)).isIntact,
                           "a filtered export has gaps, which are not broken links")
 
             // From a file, as the CLI reads it.
@@ -111,8 +112,7 @@ final class AuditExportTests: XCTestCase {
             try Data(changed.joined().utf8).write(to: file)
             XCTAssertEqual(try verifier.verify(fileAt: file.path).firstBrokenSeq, 4)
 
-            // A line left out between two others breaks the link only if the seqs are consecutive;
-            // a rewritten line with a fresh, self-consistent hash breaks the next link.
+            // A rewritten line with a fresh, self-consistent hash breaks the next link.
             var relinked = try AuditExportRecord.decode(line: lines[3])
             relinked.actor = "mallory"
             relinked.hash = relinked.recomputedHash
@@ -135,6 +135,76 @@ final class AuditExportTests: XCTestCase {
             let moved = try AuditCheckpoint.parse(checkpoint.text.replacingOccurrences(of: "seq \(checkpoint.seq)\n", with: "seq 3\n"))
             XCTAssertEqual(AuditExportVerifier(checkpoint: moved, publicKey: signer.publicKey).verify(lines: lines).problem,
                            "the checkpoint's signature is not valid")
+        }
+    }
+
+    /// An export is oldest first and, unless it is a search's (`filtered`), without gaps: a
+    /// deleted line, a line twice and lines out of order are each found and named.
+    func testExportLinesMustBeContiguousAndAscending() async throws {
+        try await TestDatabases.forEachMigrated(migrations) { db in
+            try await appendAwkward(on: db)
+            let signer = CheckpointSigner(privateKey: .init())
+            let checkpoint = try await AuditIntegrity(signer: signer).checkpointNow(now: Date(), on: db)
+            let lines = try await AuditEntry.query(on: db).sort(\.$id).all().map { AuditExportRecord($0).line }
+            XCTAssertGreaterThan(lines.count, 6)
+            let whole = AuditExportVerifier(checkpoint: checkpoint, publicKey: signer.publicKey)
+            let filtered = AuditExportVerifier(checkpoint: checkpoint, publicKey: signer.publicKey, filtered: true)
+            XCTAssertTrue(whole.verify(lines: lines).isIntact)
+
+            // A deleted line (entry 4): every remaining line is intact in itself.
+            var deleted = lines
+            deleted.remove(at: 3)
+            let missing = whole.verify(lines: deleted)
+            XCTAssertEqual(missing.firstBrokenSeq, 4, "\(missing)")
+            XCTAssertEqual(missing.line, 4)
+            XCTAssertEqual(missing.problem?.hasPrefix("entry 4 is missing (line 4 has entry 5)"), true, missing.problem ?? "")
+            XCTAssertTrue(filtered.verify(lines: deleted).isIntact, "a search's export may skip entries")
+            // The last line deleted is not a gap: only a checkpoint beyond the file could show it.
+            XCTAssertTrue(whole.verify(lines: Array(lines.dropLast())).isIntact)
+
+            // A line twice, with or without --filtered.
+            var twice = lines
+            twice.insert(lines[2], at: 3)
+            for verifier in [whole, filtered] {
+                let report = verifier.verify(lines: twice)
+                XCTAssertEqual(report.firstBrokenSeq, 3, "\(report)")
+                XCTAssertEqual(report.problem, "entry 3 appears twice (line 4)")
+            }
+
+            // Lines out of order: swapped neighbours, a line moved back, newest first.
+            var swapped = lines
+            swapped.swapAt(2, 3)
+            XCTAssertEqual(whole.verify(lines: swapped).firstBrokenSeq, 3, "entry 3 is missing where entry 4 stands")
+            let swappedFiltered = filtered.verify(lines: swapped)
+            XCTAssertEqual(swappedFiltered.firstBrokenSeq, 3, "\(swappedFiltered)")
+            XCTAssertEqual(swappedFiltered.problem, "entry 3 (line 4) follows entry 4: seqs must ascend")
+            var movedBack = lines
+            movedBack.append(movedBack.remove(at: 1))
+            XCTAssertEqual(filtered.verify(lines: movedBack).firstBrokenSeq, Int64(2))
+            XCTAssertEqual(filtered.verify(lines: lines.reversed()).problem,
+                           "entry \(lines.count - 1) (line 2) follows entry \(lines.count): seqs must ascend")
+
+            // From a file, as the CLI reads it.
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).jsonl")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try Data(deleted.joined().utf8).write(to: file)
+            XCTAssertEqual(try whole.verify(fileAt: file.path).firstBrokenSeq, 4)
+            XCTAssertTrue(try filtered.verify(fileAt: file.path).isIntact)
+
+            // A file starting at entry 1 starts from the genesis hash; one starting just after the
+            // checkpoint links to the signed hash.
+            var first = try AuditExportRecord.decode(line: lines[0])
+            first.previousHash = String(repeating: "e", count: 64)
+            first.hash = first.recomputedHash
+            XCTAssertEqual(whole.verify(lines: [first.line]).problem, "entry 1 (line 1) does not start from the genesis hash")
+            let early = try signer.sign(seq: 3, hash: AuditExportRecord.decode(line: lines[2]).hash, at: Date())
+            let afterEarly = AuditExportVerifier(checkpoint: early, publicKey: signer.publicKey)
+            let tail = afterEarly.verify(lines: Array(lines[3...]))
+            XCTAssertTrue(tail.isIntact && tail.checkpointEntryFound, "\(tail)")
+            var relinked = try AuditExportRecord.decode(line: lines[3])
+            relinked.previousHash = String(repeating: "e", count: 64)
+            relinked.hash = relinked.recomputedHash
+            XCTAssertEqual(afterEarly.verify(lines: [relinked.line] + Array(lines[4...])).firstBrokenSeq, 4)
         }
     }
 

@@ -316,6 +316,102 @@ final class AuditIntegrityTests: XCTestCase {
         }
     }
 
+    private func checkpointCount(on db: any Database) async throws -> Int {
+        struct Row: Decodable { let n: Int64 }
+        return Int(try await sql(db).raw("SELECT COUNT(*) AS n FROM audit_checkpoints").first(decoding: Row.self)?.n ?? 0)
+    }
+
+    /// Entries pass the retention cut every minute; the job must still sign the head hourly and
+    /// apply retention only then (not sign a retention checkpoint every minute).
+    func testRetentionRunsWithTheHourlyCheckpointAndDoesNotStarveIt() async throws {
+        try await withDatabase { db in
+            var integrity = integrity(retention: .seconds(10 * 86400))
+            integrity.deletionBatch = 7  // several batches
+            for minute in 0..<120 {  // one old entry a minute: 1...120
+                try await AuditLog().append(AuditEvent(action: .signIn, outcome: .success, actor: "old\(minute)"),
+                                            at: start.addingTimeInterval(Double(minute) * 60), on: db)
+            }
+            let first = start.addingTimeInterval(10 * 86400 + 30 * 60)  // the cut: entries of minutes 0..<30
+            try await append(3, at: first, on: db)  // 121...123
+            let report = try await integrity.runScheduled(now: first, on: db)
+            XCTAssertEqual(report.checkpoint?.seq, 123)
+            XCTAssertEqual(report.retentionCheckpoint?.seq, 30)
+            XCTAssertEqual(report.deletedEntries, 30)
+            let signed = try await checkpointCount(on: db)
+            XCTAssertEqual(signed, 2)
+
+            // Every minute of the next hour another entry passes the cut: nothing is signed or deleted.
+            for minute in 1..<60 {
+                let quiet = try await integrity.runScheduled(now: first.addingTimeInterval(Double(minute) * 60), on: db)
+                XCTAssertEqual(quiet, AuditMaintenanceReport(), "minute \(minute)")
+            }
+            let unchanged = try await checkpointCount(on: db)
+            XCTAssertEqual(unchanged, 2, "no retention checkpoint every minute")
+
+            // An hour on: the head is signed again, and retention catches up in the same run.
+            let hourly = try await integrity.runScheduled(now: first.addingTimeInterval(3600), on: db)
+            XCTAssertNotNil(hourly.checkpoint, "the head checkpoint is due an hour after the last")
+            XCTAssertGreaterThan(hourly.checkpoint?.seq ?? 0, 123)
+            XCTAssertEqual(hourly.retentionCheckpoint?.seq, 90)
+            XCTAssertEqual(hourly.deletedEntries, 60, "counted per batch")
+            let lowest = try await AuditEntry.query(on: db).sort(\.$id).first()
+            XCTAssertEqual(lowest?.id, 91)
+            let retained = try await AuditEntry.query(on: db).filter(\.$action == "audit.retention").sort(\.$id).all()
+            XCTAssertEqual(retained.map(\.detailValues), [["cut_seq": "30", "deleted": "30"], ["cut_seq": "90", "deleted": "60"]])
+            // Each signing run appends its two checkpoint entries last, head first.
+            let checkpoints = try await AuditEntry.query(on: db).filter(\.$action == "audit.checkpoint").sort(\.$id).all()
+            XCTAssertEqual(checkpoints.map(\.detailValues), [
+                ["seq": "123"], ["seq": "30", "reason": "retention"],
+                ["seq": "\(hourly.checkpoint?.seq ?? 0)"], ["seq": "90", "reason": "retention"],
+            ])
+            let full = try await integrity.verify(full: true, now: first.addingTimeInterval(3600), on: db)
+            XCTAssertTrue(full.isIntact, full.summary)
+        }
+    }
+
+    /// PostgreSQL: a run with nothing due takes no lock, and a run that finds the floor locked by
+    /// another instance leaves the round to it instead of queueing behind it.
+    func testScheduledRunNeitherWaitsForNorTakesTheFloorLockNeedlessly() async throws {
+        try await withDatabase { db in
+            guard isPostgreSQL(db) else { return }
+            let integrity = integrity()
+            try await append(3, on: db)
+            let signed = try await integrity.runScheduled(now: start, on: db)
+            XCTAssertEqual(signed.checkpoint?.seq, 3)
+
+            /// Runs `body` while another connection holds the floor row for two seconds.
+            func whileFloorIsHeld(_ body: () async throws -> Void) async throws {
+                let (locked, lockedNow) = AsyncStream<Void>.makeStream()
+                let holder = Task {
+                    try await db.transaction { tx in
+                        _ = try await sql(tx).raw("SELECT seq FROM audit_floor WHERE id = 1 FOR UPDATE").all()
+                        lockedNow.yield()
+                        try await Task.sleep(for: .seconds(2))
+                    }
+                }
+                for await _ in locked { break }
+                try await body()
+                try await holder.value
+            }
+
+            try await whileFloorIsHeld {
+                let clock = ContinuousClock()
+                let notDue = try await clock.measure {
+                    let report = try await integrity.runScheduled(now: start.addingTimeInterval(60), on: db)
+                    XCTAssertEqual(report, AuditMaintenanceReport())
+                }
+                XCTAssertLessThan(notDue, .seconds(1), "nothing due: no lock wanted")
+                let due = try await clock.measure {
+                    let report = try await integrity.runScheduled(now: start.addingTimeInterval(3600), on: db)
+                    XCTAssertEqual(report, AuditMaintenanceReport(), "another instance holds the floor: its round")
+                }
+                XCTAssertLessThan(due, .seconds(1), "SKIP LOCKED, not a queue")
+            }
+            let after = try await integrity.runScheduled(now: start.addingTimeInterval(3600), on: db)
+            XCTAssertNotNil(after.checkpoint, "the next run signs")
+        }
+    }
+
     func testScheduledRunsFromSeveralInstancesSignOnce() async throws {
         try await withDatabase { db in
             let integrity = integrity()

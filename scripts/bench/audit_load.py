@@ -22,7 +22,6 @@ import os
 import random
 import re
 import sqlite3
-import statistics
 import subprocess
 import sys
 import threading
@@ -30,6 +29,10 @@ import time
 import urllib.parse
 import zoneinfo
 from pathlib import Path
+
+# The statistics and /proc helpers of the portal's load test: one percentile rule (nearest rank)
+# for both benchmarks.
+from portal_load import percentile, proc_cpu, reset_peak_rss, rss_kib, summarize
 
 HOST = "127.0.0.1"
 COLUMNS = "seq, occurred_at, actor, role, action, outcome, address, request_id, subject, details, prev_hash, hash"
@@ -115,19 +118,6 @@ class Client:
             raise Failed(f"POST /signin as {username}: {status} -> {location or '-'} (wrong password, PAM stack missing, not root?)")
 
 
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    rank = max(0, min(len(ordered) - 1, int(round(p / 100 * len(ordered) + 0.5)) - 1))
-    return ordered[rank]
-
-
-def summary(values_ms: list[float]) -> dict:
-    return {"n": len(values_ms), "p50": percentile(values_ms, 50), "p99": percentile(values_ms, 99),
-            "mean": statistics.fmean(values_ms) if values_ms else None, "max": max(values_ms) if values_ms else None}
-
-
 # --- The database baseline ---------------------------------------------------------------------------
 
 class Database:
@@ -201,7 +191,7 @@ class Database:
             execution = [float(x) for x in re.findall(r"Execution Time: ([0-9.]+) ms", output)][warmup:]
             times = [p + e for p, e in zip(planning, execution)]
             plan_lines = output.split("Planning")[0].strip().splitlines()
-            return {**summary(times), "execution_p50": percentile(execution, 50), "plan": plan_lines[:8],
+            return {**summarize(times), "execution_p50": percentile(sorted(execution), 50), "plan": plan_lines[:8],
                     "tool": "psql EXPLAIN ANALYZE (planning + execution)", "sql": self._inline(sql, params)}
         times = []
         with self._sqlite() as connection:
@@ -212,7 +202,7 @@ class Database:
                 connection.execute(sql, values).fetchall()
                 if i >= warmup:
                     times.append((time.perf_counter() - started) * 1000)
-        return {**summary(times), "plan": plan, "tool": "python sqlite3 (query + fetch)", "sql": sql, "params": values}
+        return {**summarize(times), "plan": plan, "tool": "python sqlite3 (query + fetch)", "sql": sql, "params": values}
 
 
 # --- Helpers -------------------------------------------------------------------------------------------
@@ -244,31 +234,14 @@ def issue_teletan(port: int, username: str, password: str) -> str:
     return re.sub(r"<[^>]+>|\s", "", match.group(1).decode())
 
 
-def proc_status(pid: int, field: str) -> int | None:
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as handle:
-        fields = handle.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def wait_until_idle(pid: int, limit_s: float, log) -> float:
     """Waits until the portal used < 5 % of a core over 2 s (start-up work such as the first
     checkpoint's verification of the whole chain); returns the seconds waited."""
     started = time.monotonic()
     while time.monotonic() - started < limit_s:
-        before = cpu_seconds(pid)
+        before = proc_cpu(pid)
         time.sleep(2)
-        if cpu_seconds(pid) - before < 0.1:
+        if proc_cpu(pid) - before < 0.1:
             return time.monotonic() - started
         log(f"portal still busy after start ({time.monotonic() - started:.0f} s): waiting")
     log(f"warning: portal not idle after {limit_s:.0f} s; measuring anyway")
@@ -282,19 +255,10 @@ class RSSSampler(threading.Thread):
 
     def run(self):
         while self.running:
-            rss = proc_status(self.pid, "VmRSS")
+            rss = rss_kib(self.pid).get("VmRSS")
             if rss:
                 self.peak_kib = max(self.peak_kib, rss)
             time.sleep(self.interval)
-
-
-def reset_hwm(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/clear_refs", "w") as handle:
-            handle.write("5")
-        return True
-    except OSError:
-        return False
 
 
 # --- The measurement ----------------------------------------------------------------------------------
@@ -311,7 +275,7 @@ def measure_get(client: Client, path: str, requests: int, warmup: int) -> dict:
         if i >= warmup:
             times.append(elapsed)
             size = len(body)
-    return {**summary(times), "statuses": statuses, "bytes": size}
+    return {**summarize(times), "statuses": statuses, "bytes": size}
 
 
 def measure_lookup(client: Client, teletan: str, requests: int, warmup: int) -> dict:
@@ -336,12 +300,12 @@ def measure_lookup(client: Client, teletan: str, requests: int, warmup: int) -> 
         if i >= warmup:
             totals.append((done - started) * 1000)
             posts.append((posted - started) * 1000)
-    return {**summary(totals), "post_only": summary(posts), "fingerprint": location.rsplit("/", 1)[-1]}
+    return {**summarize(totals), "post_only": summarize(posts), "fingerprint": location.rsplit("/", 1)[-1]}
 
 
 def measure_export(client: Client, path: str, pid: int, out_file: Path) -> dict:
-    hwm_reset = reset_hwm(pid)
-    rss_before = proc_status(pid, "VmRSS")
+    hwm_reset = reset_peak_rss(pid, "audit_load", "the requests before the export")
+    rss_before = rss_kib(pid).get("VmRSS")
     sampler = RSSSampler(pid)
     sampler.start()
     newlines = 0
@@ -357,7 +321,7 @@ def measure_export(client: Client, path: str, pid: int, out_file: Path) -> dict:
         raise Failed(f"GET {path}: {status}")
     return {"status": status, "ttfb_s": first, "seconds": total, "bytes": size, "newlines": newlines,
             "rss_before_kib": rss_before, "peak_rss_sampled_kib": sampler.peak_kib,
-            "vmhwm_kib": proc_status(pid, "VmHWM") if hwm_reset else None, "vmhwm_was_reset": hwm_reset}
+            "vmhwm_kib": rss_kib(pid).get("VmHWM") if hwm_reset else None, "vmhwm_was_reset": hwm_reset}
 
 
 def main() -> int:
@@ -388,7 +352,7 @@ def main() -> int:
         if not args.port or not args.portal_pid:
             parser.error("--port and --portal-pid are needed (or --baseline-only)")
         result["settle_s"] = round(wait_until_idle(args.portal_pid, args.settle_timeout, log), 1)
-        result["idle_rss_kib"] = proc_status(args.portal_pid, "VmRSS")
+        result["idle_rss_kib"] = rss_kib(args.portal_pid).get("VmRSS")
 
     # What to ask for: the busiest actor, a weekday about a month back, an unknown teleTAN.
     head = int(db.value("SELECT seq FROM audit_head WHERE id = 1"))
