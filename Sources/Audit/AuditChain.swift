@@ -16,8 +16,7 @@ enum AuditChain {
     /// The canonical JSON with `seq` left out: `prefix + String(seq) + suffix` is exactly what
     /// ``hash(of:previous:)`` hashes. PostgreSQL uses it to append in one statement, with the
     /// sequence number and previous hash it reads under the head lock (see ``AuditLog``).
-    /// Never nil (optional for the callers written when a sentinel split could fail).
-    static func canonicalParts(of entry: AuditEntry) -> (prefix: String, suffix: String)? {
+    static func canonicalParts(of entry: AuditEntry) -> (prefix: String, suffix: String) {
         let record = canonicalRecord(of: entry, seq: 0, previous: "")
         var prefix: [UInt8] = [], suffix: [UInt8] = []
         record.appendCanonicalPrefix(to: &prefix)

@@ -53,7 +53,7 @@ package struct AuditChainVerifier: Sendable {
             Report(checkedEntries: checked, firstBrokenSeq: seq, problem: problem, lastSeq: expectedSeq - 1, lastHash: previousHash)
         }
         while expectedSeq <= last {
-            let page = try await ChainRow.page(after: expectedSeq - 1, through: last, limit: pageSize, on: db)
+            let page = try await AuditRow.page(after: expectedSeq - 1, through: last, limit: pageSize, on: db)
             for row in page {
                 let seq = row.seq
                 if seq != expectedSeq {
@@ -62,7 +62,7 @@ package struct AuditChainVerifier: Sendable {
                 if row.prev_hash != previousHash {
                     return broken(seq, "entry \(seq) does not link to entry \(seq - 1)")
                 }
-                if row.record.recomputedHash != row.hash {
+                if row.exportRecord.recomputedHash != row.hash {
                     return broken(seq, "entry \(seq) was changed after it was written")
                 }
                 if let checkpoint = checkpoints[seq] {
@@ -94,39 +94,5 @@ package struct AuditChainVerifier: Sendable {
         let time = AuditTime.iso8601(milliseconds: AuditChain.milliseconds(checkpoint.signedAt))
         let after = previousGood > 0 ? "after entry \(previousGood), the previous checkpoint that still matches" : "after the start of the trail"
         return "entry \(seq) no longer has the hash signed in the checkpoint of \(time): the trail was rewritten \(after)"
-    }
-}
-
-/// One row of the walk, read with plain SQL (Fluent's model decoding was the slow part of a
-/// long walk).
-struct ChainRow: Decodable {
-    let seq: Int64
-    let occurred_at: Date
-    let actor: String?
-    let role: String?
-    let action: String
-    let outcome: String
-    let address: String?
-    let request_id: String?
-    let subject: String?
-    let details: String
-    let prev_hash: String
-    let hash: String
-
-    var record: AuditExportRecord {
-        AuditExportRecord(seq: seq, atMilliseconds: AuditChain.milliseconds(occurred_at), actor: actor, role: role, action: action,
-                          outcome: outcome, address: address, requestID: request_id, subject: subject, details: details,
-                          previousHash: prev_hash, hash: hash)
-    }
-
-    static func page(after seq: Int64, through last: Int64, limit: Int, on db: any Database) async throws -> [ChainRow] {
-        try await sql(db).raw("""
-            SELECT seq, occurred_at, actor, role, action, outcome, address, request_id, subject, details, prev_hash, hash
-            FROM audit_log WHERE seq > \(bind: seq) AND seq <= \(bind: last) ORDER BY seq LIMIT \(bind: limit)
-            """).all(decoding: ChainRow.self)
-    }
-
-    static func find(_ seq: Int64, on db: any Database) async throws -> ChainRow? {
-        try await page(after: seq - 1, through: seq, limit: 1, on: db).first
     }
 }

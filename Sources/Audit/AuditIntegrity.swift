@@ -99,7 +99,7 @@ package struct AuditIntegrity: Sendable {
         }
         // A rewritten tail is consistent in itself: only the signed hash at the checkpoint's
         // entry shows it. The earlier checkpoints say where the rewrite can start.
-        let entry = try await ChainRow.find(checkpoint.seq, on: db)
+        let entry = try await AuditRow.find(checkpoint.seq, on: db)
         let start = AuditChainVerifier.StartPoint(seq: checkpoint.seq, hash: checkpoint.hash)
         if checkpoint.seq > 0, entry?.hash != checkpoint.hash {
             let previousGood = try await previousMatchingCheckpoint(below: checkpoint.seq, atLeast: floor.seq, on: db)
@@ -134,7 +134,7 @@ package struct AuditIntegrity: Sendable {
             let page = try await IntegrityStore.checkpoints(atOrBelow: below, atLeast: minSeq, limit: 50, on: db)
             for checkpoint in page where isTrusted(checkpoint) {
                 if checkpoint.seq == 0 { return 0 }
-                if try await ChainRow.find(checkpoint.seq, on: db)?.hash == checkpoint.hash { return checkpoint.seq }
+                if try await AuditRow.find(checkpoint.seq, on: db)?.hash == checkpoint.hash { return checkpoint.seq }
             }
             guard page.count == 50, let last = page.last else { break }
             below = last.seq - 1

@@ -28,8 +28,8 @@ package struct AuditLog: Sendable {
         entry.requestID = event.requestID.map(Self.storable)
         entry.subject = event.subject.map(Self.storable)
         entry.details = AuditChain.encodeDetails(event.details)
-        if isPostgreSQL(db), let parts = AuditChain.canonicalParts(of: entry) {
-            return try await appendInOneStatement(entry, parts: parts, on: db)
+        if isPostgreSQL(db) {
+            return try await appendInOneStatement(entry, parts: AuditChain.canonicalParts(of: entry), on: db)
         }
         let head = try await lockHead(on: db)
         entry.id = head.seq + 1

@@ -46,8 +46,8 @@ package struct AuditReviewFeature: PortalFeature {
     package func runPeriodicWork(now: Date, on db: any Database) async throws {
         let report = try await integrity.runScheduled(now: now, on: db)
         if let broken = report.brokenVerification {
-            // Nothing is signed or deleted over a broken chain; an operator must look.
-            db.logger.critical("audit trail broken: \(broken.summary); no checkpoint signed, nothing deleted")
+            // Nothing past the break is signed, and nothing is deleted; an operator must look.
+            db.logger.critical("audit trail broken: \(broken.summary); nothing signed over it, nothing deleted")
         }
     }
 }

@@ -39,15 +39,3 @@ package enum AuditCSV {
         out.append(UInt8(ascii: "\""))
     }
 }
-
-extension AuditRow {
-    /// Whole milliseconds since 1970, as the chain hashes the time.
-    var milliseconds: Int64 { Int64((occurred_at.timeIntervalSince1970 * 1000).rounded()) }
-
-    /// The row as one JSON Lines record of the export.
-    var exportRecord: AuditExportRecord {
-        AuditExportRecord(
-            seq: seq, atMilliseconds: milliseconds, actor: actor, role: role, action: action, outcome: outcome, address: address,
-            requestID: request_id, subject: subject, details: details, previousHash: prev_hash, hash: hash)
-    }
-}

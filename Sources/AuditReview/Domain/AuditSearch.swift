@@ -4,46 +4,6 @@ import Foundation
 import SQLKit
 import Storage
 
-/// One audit entry as read for review and export.
-package struct AuditRow: Sendable, Equatable {
-    package let seq: Int64
-    package let occurred_at: Date
-    package let actor: String?
-    package let role: String?
-    package let action: String
-    package let outcome: String
-    package let address: String?
-    package let request_id: String?
-    package let subject: String?
-    package let details: String
-    package let prev_hash: String
-    package let hash: String
-
-    /// The decoded `details` column (decode once: each call parses the JSON).
-    package var detailValues: [String: String] {
-        (try? JSONDecoder().decode([String: String].self, from: Data(details.utf8))) ?? [:]
-    }
-
-    static let columns = "seq, occurred_at, actor, role, action, outcome, address, request_id, subject, details, prev_hash, hash"
-
-    /// Reads the columns one by one: the export reads a million rows, and SQLKit's `Decodable`
-    /// row decoder cost more than everything else it does per row.
-    init(_ row: any SQLRow) throws {
-        seq = try row.decode(column: "seq", as: Int64.self)
-        occurred_at = try row.decode(column: "occurred_at", as: Date.self)
-        actor = try row.decode(column: "actor", as: String?.self)
-        role = try row.decode(column: "role", as: String?.self)
-        action = try row.decode(column: "action", as: String.self)
-        outcome = try row.decode(column: "outcome", as: String.self)
-        address = try row.decode(column: "address", as: String?.self)
-        request_id = try row.decode(column: "request_id", as: String?.self)
-        subject = try row.decode(column: "subject", as: String?.self)
-        details = try row.decode(column: "details", as: String.self)
-        prev_hash = try row.decode(column: "prev_hash", as: String.self)
-        hash = try row.decode(column: "hash", as: String.self)
-    }
-}
-
 /// A filter made ready to run: its time range turned into a `seq` range once (an export runs
 /// hundreds of batches with it).
 package struct PreparedFilter: Sendable {
