@@ -500,6 +500,17 @@ def test_exports_verify_and_a_changed_byte_is_named(browser, portal, secrets_led
     assert cli.returncode != 0, cli.stdout
     assert f"export broken at entry {victim}:" in cli.stderr, cli.stderr
 
+    # A line deleted from the whole export: a gap, which only --filtered (a filter's export) accepts.
+    gap = tmp_path / "gap.jsonl"
+    whole = export.read_bytes().splitlines(keepends=True)
+    gap.write_bytes(b"".join(whole[:index] + whole[index + 1:]))
+    cli = run_portal("audit", "verify", "--export", str(gap), "--checkpoint", str(checkpoint_file),
+                     "--public-key", str(public_key), cwd=tmp_path)
+    assert cli.returncode != 0 and "export broken at entry" in cli.stderr, cli.stdout + cli.stderr
+    filtered_cli = run_portal("audit", "verify", "--export", str(filtered), "--checkpoint", str(checkpoint_file),
+                              "--public-key", str(public_key), "--filtered", cwd=tmp_path)
+    assert filtered_cli.returncode == 0, filtered_cli.stdout + filtered_cli.stderr
+
 
 # ---------------------------------------------------------------------------------------------
 # Charts
