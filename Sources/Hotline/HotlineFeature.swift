@@ -73,8 +73,7 @@ package struct HotlineFeature: PortalFeature {
             for call in try await Calls().closeAbandoned(now: now, on: tx) {
                 try await audit.append(AuditEvent(
                     action: .hotlineCallEnded, outcome: .success, actor: call.agent, subject: "call:\(call.id.uuidString.lowercased())",
-                    details: ["outcome": CallOutcome.abandoned.rawValue,
-                              "duration_seconds": String(Int(now.timeIntervalSince(call.started_at)))]), at: now, on: tx)
+                    details: call.endedDetails(.abandoned, at: now)), at: now, on: tx)
             }
         }
         try await history.purge(now: now, on: db)

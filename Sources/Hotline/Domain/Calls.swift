@@ -187,3 +187,11 @@ package struct Calls: Sendable {
         return try await !query.all(decoding: Row.self).isEmpty
     }
 }
+
+extension Calls.Row {
+    /// What the audit entry of the call's end says: its outcome and length. One place for the
+    /// agent's End call and the cleanup's "abandoned".
+    package func endedDetails(_ outcome: CallOutcome, at time: Date) -> [String: String] {
+        ["outcome": outcome.rawValue, "duration_seconds": String(max(0, Int(time.timeIntervalSince(started_at))))]
+    }
+}

@@ -297,8 +297,7 @@ struct CallController: Sendable {
     }
 
     private func ended(_ call: Calls.Row, _ outcome: CallOutcome, _ user: ActingUser, at time: Date) -> AuditEvent {
-        event(.hotlineCallEnded, .success, user, call: call.id,
-              ["outcome": outcome.rawValue, "duration_seconds": String(max(0, Int(time.timeIntervalSince(call.started_at))))])
+        event(.hotlineCallEnded, .success, user, call: call.id, call.endedDetails(outcome, at: time))
     }
 
     /// The call page in its current step.
