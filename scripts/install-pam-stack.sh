@@ -58,6 +58,10 @@ add_account tt-otp      Otp-Pass-1     teletan-officer
 for i in $(seq -w 1 50); do
   add_account "tt-bench-$i" Bench-Pass-1 teletan-officer
 done
+# Hotline agents for the soak (scripts/soak.sh), next to the officers above.
+for i in $(seq -w 1 50); do
+  add_account "tt-hotbench-$i" Bench-Pass-1 teletan-hotline
+done
 
 printf '%s\n' "${passwords[@]}" | chpasswd
 
@@ -88,9 +92,19 @@ cat /etc/group.teletan-new >/etc/group   # rewrites in place: owner and mode sta
 rm -f /etc/group.teletan-new "$wide_members"
 
 # PAM service files.
-for f in teletan-portal teletan-portal-test teletan-portal-otp-test; do
+for f in teletan-portal teletan-portal-test teletan-portal-otp-test teletan-portal-hang-test; do
   install -m 644 -o root -g root "$repo/docs/pam/$f" "/etc/pam.d/$f"
 done
+
+# The hanging directory of teletan-portal-hang-test: sleeps, then lets pam_unix decide.
+install -d -m 755 /usr/local/lib/teletan-portal-test
+cat >/usr/local/lib/teletan-portal-test/pam-hang.new <<'SCRIPT'
+#!/bin/sh
+seconds=$(cat /etc/teletan-portal-test/hang-seconds 2>/dev/null || echo 30)
+exec sleep "$seconds"
+SCRIPT
+chmod 755 /usr/local/lib/teletan-portal-test/pam-hang.new
+mv /usr/local/lib/teletan-portal-test/pam-hang.new /usr/local/lib/teletan-portal-test/pam-hang
 
 # HOTP token of tt-otp (RFC 4226 test secret "12345678901234567890"), counter 0.
 # Format: HOTP user pin secret-hex [counter [time]]; "-" means no PIN.
