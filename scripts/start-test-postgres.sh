@@ -44,6 +44,18 @@ pg_isready -h 127.0.0.1 -p "$port"
 
 psql_admin() { as_postgres psql -p "$port" -v ON_ERROR_STOP=1 -qAtX "$@"; }
 
+# pg_stat_statements: the issuance benchmark captures the statements of one officer cycle with it
+# (docs/benchmarks.md). Loading a library needs a restart, once.
+if [[ $(psql_admin -c "SHOW shared_preload_libraries") != *pg_stat_statements* ]]; then
+  psql_admin -c "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"
+  echo "Restarting PostgreSQL cluster $version/$name to load pg_stat_statements"
+  pg_ctlcluster "$version" "$name" restart
+  for _ in $(seq 1 60); do
+    pg_isready -q -h 127.0.0.1 -p "$port" && break
+    sleep 0.5
+  done
+fi
+
 # Role: create once, reset the password every time.
 if [[ -z $(psql_admin -c "SELECT 1 FROM pg_roles WHERE rolname = 'teletan'") ]]; then
   psql_admin -c "CREATE ROLE teletan LOGIN"
@@ -62,5 +74,6 @@ for db in teletan_test teletan_bench teletan_e2e; do
   fi
   psql_admin -c "ALTER DATABASE $db OWNER TO teletan"
 done
+psql_admin -d teletan_bench -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
 
 echo "postgres://teletan:teletan@127.0.0.1:$port/teletan_test"
