@@ -128,9 +128,37 @@ package final class PAMAuthenticator: Sendable {
         try? await pool.shutdownGracefully()
     }
 
-    /// Runs blocking lookups (NSS group resolution) on the same bounded pool.
+    /// The directory did not answer a lookup within ``PAMConfiguration/responseTimeout``.
+    package struct TimedOut: Error {}
+
+    /// Runs blocking lookups (NSS group resolution) on the same bounded pool, waiting at most
+    /// ``PAMConfiguration/responseTimeout``: the directory behind NSS can hang like the one behind
+    /// PAM. A lookup that hangs keeps its thread until it returns; the request stops waiting for it.
     package func runBlocking<T: Sendable>(_ body: @Sendable @escaping () throws -> T) async throws -> T {
-        try await pool.runIfActive(body)
+        let pool = pool
+        let timeout = configuration.responseTimeout
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let once = ResumeOnce(continuation)
+            Task {
+                do { once.resume(with: .success(try await pool.runIfActive(body))) } catch { once.resume(with: .failure(error)) }
+            }
+            Task {
+                try? await Task.sleep(for: timeout)
+                once.resume(with: .failure(TimedOut()))
+            }
+        }
+    }
+
+    /// Resumes a continuation with whichever result comes first.
+    private final class ResumeOnce<T: Sendable>: Sendable {
+        private let continuation: Mutex<CheckedContinuation<T, any Error>?>
+        init(_ continuation: CheckedContinuation<T, any Error>) { self.continuation = Mutex(continuation) }
+        func resume(with result: Result<T, any Error>) {
+            continuation.withLock { stored in
+                defer { stored = nil }
+                return stored
+            }?.resume(with: result)
+        }
     }
 
     private func waitForOutcome(_ bridge: ConversationBridge, id: String, username: String, host: String?) async -> PAMOutcome {

@@ -25,7 +25,7 @@ package final class PortalApp: Sendable {
     /// Every schema change, in order: the modules below the portal, the web foundation, then each
     /// feature's. Databases record them by name, so none is ever renamed or edited.
     package static let migrations: [any Migration] =
-        [CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), AddRevocation(), AddCheckpointsAndRetention()]
+        [CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), AddRevocation(), AddCheckpointsAndRetention(), AddLockoutRefusals()]
         + WebFoundation.migrations + featureTypes.flatMap { $0.migrations }
 
     /// Every feature's texts together with the foundation's.
@@ -71,7 +71,8 @@ package final class PortalApp: Sendable {
             hasher: foundation.hasher,
             globalLimit: EmbeddedVerificationService.defaultGlobalLimit(perHour: configuration.teleTANsPerHourGlobal),
             logger: logger, now: now)
-        pam = PAMAuthenticator(configuration: PAMConfiguration(service: configuration.pamService, threads: configuration.pamThreads), logger: logger)
+        pam = PAMAuthenticator(configuration: PAMConfiguration(
+            service: configuration.pamService, threads: configuration.pamThreads, responseTimeout: configuration.pamTimeout), logger: logger)
         signIn = SignInFeature(foundation: foundation, pam: pam, settings: configuration.signInSettings)
         issuance = IssuanceFeature(foundation: foundation, verification: verification, settings: configuration.issuanceSettings)
         hotline = HotlineFeature(foundation: foundation, issuance: issuance, settings: configuration.hotlineSettings)

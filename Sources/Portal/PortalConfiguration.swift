@@ -19,6 +19,8 @@ package struct PortalConfiguration: Sendable {
     package var secretFile = "portal.secret"
     package var pamService = "teletan-portal"
     package var pamThreads = 16
+    /// The longest a sign-in waits for PAM (a directory that hangs); then "sign-in unavailable".
+    package var pamTimeout: Duration = .seconds(20)
     package var roleGroups = RoleGroups()
 
     /// Sessions: idle timeout and absolute lifetime.

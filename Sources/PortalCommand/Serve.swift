@@ -49,6 +49,8 @@ struct Serve: AsyncParsableCommand {
     var pamService: String = Environment.value("PORTAL_PAM_SERVICE") ?? "teletan-portal"
     @Option(help: "Threads for PAM, and most sign-ins in progress at once (env PORTAL_PAM_THREADS)")
     var pamThreads: String = Environment.value("PORTAL_PAM_THREADS") ?? "16"
+    @Option(help: "Longest wait for PAM's answer to a password or code, 1s to 300s (env PORTAL_PAM_TIMEOUT)")
+    var pamTimeout: String = Environment.value("PORTAL_PAM_TIMEOUT") ?? "20s"
     @Option(help: "Server secret file, created with mode 600 if missing (env PORTAL_SECRET_FILE)")
     var secretFile: String = Environment.value("PORTAL_SECRET_FILE") ?? "portal.secret"
 
@@ -134,6 +136,10 @@ struct Serve: AsyncParsableCommand {
             databasePoolSize, flag: "--database-pool-size", env: "PORTAL_DATABASE_POOL_SIZE", range: 2...256)
         config.pamService = try OptionParser.name(pamService, flag: "--pam-service", env: "PORTAL_PAM_SERVICE")
         config.pamThreads = try OptionParser.integer(pamThreads, flag: "--pam-threads", env: "PORTAL_PAM_THREADS", range: 1...256)
+        config.pamTimeout = try OptionParser.duration(pamTimeout, flag: "--pam-timeout", env: "PORTAL_PAM_TIMEOUT")
+        guard config.pamTimeout <= .seconds(300) else {
+            throw ConfigurationError(message: "--pam-timeout (PORTAL_PAM_TIMEOUT): at most 300s, got '\(pamTimeout)'")
+        }
         config.secretFile = secretFile
         config.roleGroups.officer = try OptionParser.name(officerGroup, flag: "--officer-group", env: "PORTAL_OFFICER_GROUP")
         config.roleGroups.hotline = try OptionParser.name(hotlineGroup, flag: "--hotline-group", env: "PORTAL_HOTLINE_GROUP")

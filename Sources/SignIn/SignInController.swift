@@ -1,5 +1,6 @@
 import AccessControl
 import Audit
+import FluentKit
 import Foundation
 import Hummingbird
 import PAMAuth
@@ -8,8 +9,8 @@ import Storage
 
 /// Sign-in through PAM, in as many form steps as the PAM stack asks for, and sign-out.
 ///
-/// Every failure shows the same message, whether the username exists, the password was wrong or
-/// the username is locked by throttling.
+/// Every failure shows the same message, whether the username exists or the password was wrong;
+/// a locked name or address gets 429 (a lock says nothing about whether the account exists).
 struct SignInController: Sendable {
     static let conversationCookie = "portal_signin"
 
@@ -22,6 +23,7 @@ struct SignInController: Sendable {
     let audit: AuditLog
     let renderer: PageRenderer
     let metrics: PortalMetrics
+    let busyRefusals = RefusalTally()
     let now: @Sendable () -> Date
 
     func addRoutes(to routes: DeclaredRoutes) {
@@ -73,12 +75,8 @@ struct SignInController: Sendable {
             return try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_failed")
         }
 
-        switch try await throttle.admit(username: username, address: context.clientAddress, now: now(), on: db) {
-        case .allowed: break
-        case .userLocked, .addressLocked:
-            try await recordFailure(username: username, reason: "throttled", attempt: .settled, context: context)
-            return try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_failed")
-        }
+        let verdict = try await throttle.admit(username: username, address: context.clientAddress, now: now(), on: db)
+        guard verdict == .allowed else { return try await refuseThrottled(verdict, username: username, request: request, context: context) }
         if let previous = request.cookies[Self.conversationCookie]?.value { await pam.cancel(previous) }
         let outcome = await pam.authenticate(username: username, password: password, remoteHost: context.clientAddress)
         return try await handle(outcome, username: username, request: request, context: context)
@@ -167,7 +165,18 @@ struct SignInController: Sendable {
                 // An abandoned conversation keeps its attempt counted: it may have been a guess.
                 try await recordFailure(username: username, reason: failure.auditReason, attempt: .settled, context: context)
                 response = try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_step_expired")
-            case .busy, .timedOut, .systemError:
+            case .busy:
+                // Turned away without asking PAM: counted, and audited one by one only up to a point.
+                let db = database.database(logger: context.logger)
+                try await throttle.giveBack(username: username, now: now(), on: db)
+                if busyRefusals.refuse() {
+                    try await recordFailure(username: username, reason: failure.auditReason, attempt: .settled, context: context)
+                } else {
+                    metrics.signIn(outcome: failure.auditReason)
+                }
+                response = try signInPage(request: request, context: context, username: username, status: .serviceUnavailable, error: "sign_in_unavailable")
+                response.headers[.retryAfter] = "5"
+            case .timedOut, .systemError:
                 try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
                 response = try signInPage(request: request, context: context, username: username, status: .serviceUnavailable, error: "sign_in_unavailable")
             }
@@ -177,7 +186,16 @@ struct SignInController: Sendable {
     }
 
     private func completeSignIn(username: String, typed: String, request: Request, context: PortalRequestContext) async throws -> Response {
-        let groups = try await pam.runBlocking { UnixGroups.names(of: username) }
+        let groups: [String]
+        do {
+            groups = try await pam.runBlocking { UnixGroups.names(of: username) }
+        } catch is PAMAuthenticator.TimedOut {
+            // The password was right, but the directory does not say which roles: no verdict.
+            try await recordFailure(username: typed, reason: PAMFailure.timedOut.auditReason, attempt: .givenBack, context: context)
+            var response = try signInPage(request: request, context: context, username: typed, status: .serviceUnavailable, error: "sign_in_unavailable")
+            response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
+            return response
+        }
         let roles = roleGroups.roles(forGroups: groups)
         let db = database.database(logger: context.logger)
         let time = now()
@@ -197,6 +215,36 @@ struct SignInController: Sendable {
             SessionMiddleware.cookie(value: cookieValue, secure: context.isHTTPS),
             Self.clearConversationCookie(secure: context.isHTTPS),
         ])
+    }
+
+    /// A locked name or address: 429 without asking PAM. The first attempt a lock refuses has its
+    /// own audit entry; the rest only count on the lock, and one entry sums them up when it ends.
+    private func refuseThrottled(
+        _ verdict: SignInThrottle.Verdict, username: String, request: Request, context: PortalRequestContext
+    ) async throws -> Response {
+        let db = database.database(logger: context.logger)
+        if try await throttle.countRefusal(verdict, username: username, address: context.clientAddress, now: now(), on: db) {
+            try await recordFailure(username: username, reason: "throttled", attempt: .settled, context: context)
+        } else {
+            metrics.signIn(outcome: "throttled")
+        }
+        var response = try signInPage(request: request, context: context, username: username, status: .tooManyRequests, error: "sign_in_throttled")
+        response.headers[.retryAfter] = String(Int(throttle.lockout.seconds))
+        return response
+    }
+
+    /// Writes the count of sign-ins turned away while PAM was busy (see ``RefusalTally``).
+    func recordBusyRefusals(now time: Date, on db: any Database) async throws {
+        let count = busyRefusals.takeCount()
+        guard count > 0 else { return }
+        do {
+            try await audit.append(AuditEvent(
+                action: .signIn, outcome: .failure, details: ["reason": PAMFailure.busy.auditReason, "refused": String(count)]),
+                at: time, on: db)
+        } catch {
+            busyRefusals.giveBack(count)
+            throw error
+        }
     }
 
     /// What a failed sign-in does to the attempt the throttle counted when it was admitted.

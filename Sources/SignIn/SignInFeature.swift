@@ -1,4 +1,6 @@
 import AccessControl
+import FluentKit
+import Foundation
 import PAMAuth
 import PortalWeb
 
@@ -30,5 +32,9 @@ package struct SignInFeature: PortalFeature {
 
     package func addRoutes(to routes: DeclaredRoutes) {
         controller.addRoutes(to: routes)
+    }
+
+    package func runPeriodicWork(now: Date, on db: any Database) async throws {
+        try await controller.recordBusyRefusals(now: now, on: db)
     }
 }

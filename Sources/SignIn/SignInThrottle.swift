@@ -61,6 +61,22 @@ package struct SignInThrottle: Sendable {
         return .allowed
     }
 
+    /// Counts an attempt refused by `verdict` against the lock that refused it. True when the audit
+    /// trail should record this attempt on its own: the first one a lock refuses (the rest are
+    /// summed up in one entry when the lock ends), or a refusal with no lock row behind it (a name
+    /// with as many attempts under way as it may have).
+    package func countRefusal(_ verdict: Verdict, username: String, address: String?, now: Date, on db: any Database) async throws -> Bool {
+        let refused: Int?
+        switch verdict {
+        case .allowed: return true
+        case .userLocked: refused = try await lockouts.refuse(scope: "user", key: Self.key(username), now: now, on: db)
+        case .addressLocked:
+            guard let address else { return true }
+            refused = try await lockouts.refuse(scope: "address", key: address, now: now, on: db)
+        }
+        return (refused ?? 1) == 1
+    }
+
     /// The admitted attempt failed (it was counted for the username at admission).
     package func recordFailure(username: String, address: String?, now: Date, on db: any Database) async throws {
         let until = now.addingTimeInterval(lockout.seconds)

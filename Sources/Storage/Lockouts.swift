@@ -57,17 +57,41 @@ package struct Lockouts: Sendable {
         return rows.map { ActiveLock(scope: $0.scope, key: $0.lock_key, until: Date(timeIntervalSince1970: Double($0.until_ms) / 1000)) }
     }
 
-    /// Ends a lock before its time. False when there was none in force (so it is audited once).
-    package func lift(scope: String, key: String, now: Date, on db: any Database) async throws -> Bool {
-        struct Row: Decodable { let lock_key: String }
-        let rows = try await sql(db).raw("""
-            DELETE FROM lockouts WHERE scope = \(bind: scope) AND lock_key = \(bind: key)
-            AND until_ms > \(bind: RateLimiter.milliseconds(now)) RETURNING lock_key
-            """).all(decoding: Row.self)
-        return !rows.isEmpty
+    /// Counts one attempt the lock refused. Returns how many it has refused so far (1 for the
+    /// first), or nil when no lock of that key is in force.
+    package func refuse(scope: String, key: String, now: Date, on db: any Database) async throws -> Int? {
+        struct Row: Decodable { let refused: Int }
+        return try await sql(db).raw("""
+            UPDATE lockouts SET refused = refused + 1
+            WHERE scope = \(bind: scope) AND lock_key = \(bind: key) AND until_ms > \(bind: RateLimiter.milliseconds(now))
+            RETURNING refused
+            """).first(decoding: Row.self)?.refused
     }
 
-    package func purge(before now: Date, on db: any Database) async throws {
-        try await sql(db).raw("DELETE FROM lockouts WHERE until_ms < \(bind: RateLimiter.milliseconds(now))").run()
+    /// A lock that was lifted or ran out, with the attempts it refused.
+    package struct EndedLock: Sendable, Equatable {
+        package let scope: String
+        package let key: String
+        package let refused: Int
+    }
+
+    /// Ends a lock before its time. Nil when there was none in force (so it is audited once).
+    package func lift(scope: String, key: String, now: Date, on db: any Database) async throws -> EndedLock? {
+        struct Row: Decodable { let refused: Int }
+        let row = try await sql(db).raw("""
+            DELETE FROM lockouts WHERE scope = \(bind: scope) AND lock_key = \(bind: key)
+            AND until_ms > \(bind: RateLimiter.milliseconds(now)) RETURNING refused
+            """).first(decoding: Row.self)
+        return row.map { EndedLock(scope: scope, key: key, refused: $0.refused) }
+    }
+
+    /// Deletes the locks that ran out and returns them, so that what they refused can be recorded.
+    /// Each row is deleted by one instance only, so several running this at once count nothing twice.
+    @discardableResult
+    package func purge(before now: Date, on db: any Database) async throws -> [EndedLock] {
+        struct Row: Decodable { let scope: String; let lock_key: String; let refused: Int }
+        return try await sql(db).raw("""
+            DELETE FROM lockouts WHERE until_ms < \(bind: RateLimiter.milliseconds(now)) RETURNING scope, lock_key, refused
+            """).all(decoding: Row.self).map { EndedLock(scope: $0.scope, key: $0.lock_key, refused: $0.refused) }
     }
 }

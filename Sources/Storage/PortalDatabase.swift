@@ -104,12 +104,6 @@ package final class PortalDatabase: Sendable {
         try await migrator.revertAllBatches().get()
     }
 
-    /// True for an error that means "too busy right now" rather than "broken": no pooled
-    /// connection became free in time. Callers answer 503 with `Retry-After` instead of 500.
-    package static func isOverloaded(_ error: any Error) -> Bool {
-        error is ConnectionPoolTimeoutError
-    }
-
     /// True when a trivial query succeeds; for `/health/ready`.
     package func isReachable(logger: Logger) async -> Bool {
         do {

@@ -175,6 +175,9 @@ struct InternalAPIController: Sendable {
 
     @Sendable func verifyTAN(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let body = try await request.decode(as: TANRequest.self, context: context)
+        // Not a TAN at all is the client's mistake (400, as CWA and the API document say); a
+        // well-formed one that is unknown, expired or used is 404.
+        guard TeleTANLifecycle.isUUIDv4(body.tan) else { throw HTTPError(.badRequest, message: "malformed TAN") }
         do {
             let type = try await lifecycle.verify(tan: body.tan, on: database.database(logger: context.logger))
             metrics.count("verification_tans_verified_total")

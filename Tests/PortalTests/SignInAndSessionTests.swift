@@ -154,8 +154,9 @@ final class SignInAndSessionTests: XCTestCase {
                 XCTAssertEqual(page.status, .unauthorized)
             }
             let locked = try await portal.browser().signIn("tt-officer", "Officer-Pass-1")
-            XCTAssertEqual(locked.status, .unauthorized, "the right password is refused while locked")
-            XCTAssertTrue(locked.body.contains("Sign-in failed. Check your username and password, or try again later."))
+            XCTAssertEqual(locked.status, .tooManyRequests, "the right password is refused while locked")
+            XCTAssertEqual(locked.headers[.retryAfter], "900")
+            XCTAssertTrue(locked.body.contains("Too many failed sign-ins for this name or from this address."))
             let lastReason = try await portal.auditActions("signin").last?.detailValues["reason"]
             XCTAssertEqual(lastReason, "throttled")
             // Same address, other user: not affected.
@@ -189,9 +190,9 @@ final class SignInAndSessionTests: XCTestCase {
             }
             // The same browser starts over (which ends its waiting conversation) with the right password.
             let locked = try await browser.signIn("tt-otp", "Otp-Pass-1")
-            XCTAssertEqual(locked.status, .unauthorized)
+            XCTAssertEqual(locked.status, .tooManyRequests)
             XCTAssertFalse(locked.body.contains("/signin/continue"), "PAM was not asked")
-            XCTAssertTrue(locked.body.contains("Sign-in failed. Check your username and password, or try again later."))
+            XCTAssertTrue(locked.body.contains("Too many failed sign-ins for this name or from this address."))
             let lastReason = try await portal.auditActions("signin").last?.detailValues["reason"]
             XCTAssertEqual(lastReason, "throttled")
         }
@@ -376,7 +377,7 @@ final class SignInAndSessionTests: XCTestCase {
             XCTAssertEqual(before.status, .seeOther, "49 failures do not lock the address")
             _ = try await portal.browser(address: sprayer).signIn("spray-49", "guess")
             let after = try await portal.browser(address: sprayer).signIn("tt-hotline", "Hotline-Pass-1")
-            XCTAssertEqual(after.status, .unauthorized, "the 50th failure locks the address")
+            XCTAssertEqual(after.status, .tooManyRequests, "the 50th failure locks the address")
         }
     }
 
@@ -386,7 +387,7 @@ final class SignInAndSessionTests: XCTestCase {
                 _ = try await portal.browser(address: "203.0.113.9").signIn(name, "guess")
             }
             let fromSprayer = try await portal.browser(address: "203.0.113.9").signIn("tt-officer", "Officer-Pass-1")
-            XCTAssertEqual(fromSprayer.status, .unauthorized)
+            XCTAssertEqual(fromSprayer.status, .tooManyRequests)
             let fromOffice = try await portal.browser(address: "198.51.100.20").signIn("tt-officer", "Officer-Pass-1")
             XCTAssertEqual(fromOffice.status, .seeOther)
         }

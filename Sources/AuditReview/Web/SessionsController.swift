@@ -110,8 +110,9 @@ struct SessionsController: Sendable {
         let db = database.database(logger: context.logger)
         let time = now()
         let lifted = try await db.transaction { tx in
-            guard try await lockouts.lift(scope: scope, key: key, now: time, on: tx) else { return false }
+            guard let ended = try await lockouts.lift(scope: scope, key: key, now: time, on: tx) else { return false }
             try await audit.append(AuditEvent(.adminLockoutLift, .success, by: acting, subject: "\(scope):\(key)"), at: time, on: tx)
+            if ended.refused > 1 { try await audit.append(WebFoundation.refusalSummary(ended), at: time, on: tx) }
             return true
         }
         return PageRenderer.redirect(to: "/admin/lockouts?result=\(lifted ? "lifted" : "gone")")

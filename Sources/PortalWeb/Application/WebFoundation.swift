@@ -125,6 +125,19 @@ package struct WebFoundation: Sendable {
         }
         try await nonces.purge(olderThan: time.addingTimeInterval(-(nonces.lifetime + FormNonces.clockSkewAllowance * 2).seconds), on: db)
         try await RateLimiter().purge(before: time, on: db)
-        try await Lockouts().purge(before: time, on: db)
+        try await db.transaction { tx in
+            for ended in try await Lockouts().purge(before: time, on: tx) where ended.refused > 1 {
+                try await audit.append(Self.refusalSummary(ended), at: time, on: tx)
+            }
+        }
+    }
+
+    /// What a sign-in lock refused, in one entry when it ends (the first refusal has an entry of its
+    /// own): a storm against a locked name or address then cannot fill the audit trail.
+    package static func refusalSummary(_ lock: Lockouts.EndedLock) -> AuditEvent {
+        AuditEvent(
+            action: .signIn, outcome: .failure, actor: lock.scope == "user" ? lock.key : nil,
+            address: lock.scope == "address" ? lock.key : nil,
+            details: ["reason": "throttled", "scope": lock.scope, "refused": String(lock.refused)])
     }
 }

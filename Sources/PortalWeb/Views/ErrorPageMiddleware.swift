@@ -52,10 +52,12 @@ struct ErrorPageMiddleware: RouterMiddleware {
         } catch is HTTPParserError {
             // A malformed body (bad chunk framing, a body cut short): the client's fault.
             return try errorPage(.badRequest, context: context)
-        } catch where PortalDatabase.isOverloaded(error) {
-            // Too busy for now (no database connection became free in time), not broken.
-            context.logger.warning("database busy: request refused with 503")
-            return try errorPage(.serviceUnavailable, context: context, headers: [.retryAfter: "5"])
+        } catch let error where PortalDatabase.isUnavailable(error) {
+            // Busy, restarting, read-only or out of disk for now, not broken: the user may retry.
+            let kind = PortalDatabase.unavailability(of: error)?.rawValue ?? ""
+            context.logger.warning("database unavailable: request refused with 503", metadata: ["reason": "\(kind)"])
+            return try errorPage(.serviceUnavailable, message: renderer.text("error_503_database", in: context.language),
+                                 context: context, headers: [.retryAfter: "5"])
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
             return try errorPage(.internalServerError, context: context)

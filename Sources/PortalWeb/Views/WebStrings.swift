@@ -31,6 +31,7 @@ enum WebStrings {
         "error_500": "An unexpected error occurred. No teleTAN was issued. Please try again.",
         "error_503_title": "Service unavailable",
         "error_503": "The service is unavailable right now. No teleTAN was issued. Please try again in a moment.",
+        "error_503_database": "The portal's database cannot be reached right now (for example during maintenance). No teleTAN was handed out, and only what a page confirmed was saved. Please try again in a few seconds.",
         "request_id": "Request ID",
         "form_expired": "This form has expired. Please reload the page and try again.",
     ], german: [
@@ -63,6 +64,7 @@ enum WebStrings {
         "error_500": "Ein unerwarteter Fehler ist aufgetreten. Es wurde keine teleTAN erzeugt. Bitte versuchen Sie es erneut.",
         "error_503_title": "Dienst nicht verfügbar",
         "error_503": "Der Dienst ist gerade nicht verfügbar. Es wurde keine teleTAN erzeugt. Bitte versuchen Sie es gleich noch einmal.",
+        "error_503_database": "Die Datenbank des Portals ist gerade nicht erreichbar (zum Beispiel wegen Wartung). Es wurde keine teleTAN ausgegeben, und gespeichert ist nur, was eine Seite bestätigt hat. Bitte versuchen Sie es in einigen Sekunden erneut.",
         "request_id": "Anfrage-ID",
         "form_expired": "Dieses Formular ist abgelaufen. Bitte laden Sie die Seite neu und versuchen Sie es erneut.",
     ])
