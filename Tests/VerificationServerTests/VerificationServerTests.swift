@@ -198,8 +198,13 @@ final class VerificationServerTests: XCTestCase {
                 let value9 = try await s.post(s.app, endpoint, json: #"{"registrationToken":"\#(unknown)"}"#)
                 XCTAssertEqual(value9.status, .badRequest)
             }
-            let value10 = try await s.post(s.internal, "/version/v1/tan/verify", json: #"{"tan":"nope"}"#)
-            XCTAssertEqual(value10.status, .notFound)
+            // Not a TAN at all: 400, as the API document and CWA say; a well-formed unknown one: 404.
+            for malformed in [#"{"tan":"nope"}"#, #"{"tan":""}"#, #"{"tan":"\#(UUID().uuidString.lowercased().dropLast())x"}"#] {
+                let value10 = try await s.post(s.internal, "/version/v1/tan/verify", json: malformed)
+                XCTAssertEqual(value10.status, .badRequest, malformed)
+            }
+            let unknownTAN = try await s.post(s.internal, "/version/v1/tan/verify", json: #"{"tan":"\#(UUID().uuidString.lowercased())"}"#)
+            XCTAssertEqual(unknownTAN.status, .notFound)
             // The internal endpoints do not exist on the app-facing listener.
             let value11 = try await s.post(s.app, "/version/v1/tan/teletan")
             XCTAssertEqual(value11.status, .notFound)
