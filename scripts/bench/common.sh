@@ -43,13 +43,21 @@ require_tools() { # also python3 3.11+ and a running PostgreSQL
 
 reset_database() { # SCHEMA_FILE [psql arguments...]: empty public schema plus the pgbench tables
   psql_bench -c "DROP SCHEMA IF EXISTS public CASCADE" -c "CREATE SCHEMA public"
+  # Dropping public drops pg_stat_statements' view with it; put it back where
+  # scripts/start-test-postgres.sh creates it (superuser only; skipped quietly otherwise).
+  if [[ $(psql_superuser -c "SHOW shared_preload_libraries" 2>/dev/null) == *pg_stat_statements* ]]; then
+    psql_superuser -d "$pg_db" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null 2>&1 || true
+  fi
   psql_bench "${@:2}" -f "$1"
 }
 
+psql_superuser() { # [psql arguments...]: psql as the superuser postgres over the Unix socket (root only)
+  [[ $EUID -eq 0 ]] && id postgres >/dev/null 2>&1 || return 1
+  (cd / && runuser -u postgres -- psql -p "$pg_port" -qAtX "$@")
+}
+
 checkpoint() { # superuser only; skipped quietly otherwise
-  if [[ $EUID -eq 0 ]] && id postgres >/dev/null 2>&1; then
-    (cd / && runuser -u postgres -- psql -p "$pg_port" -qAtX -c CHECKPOINT) >/dev/null 2>&1 || true
-  fi
+  psql_superuser -c CHECKPOINT >/dev/null 2>&1 || true
 }
 
 # --- Ports -----------------------------------------------------------------------------------
