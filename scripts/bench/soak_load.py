@@ -408,7 +408,7 @@ class SoakAgent(Person):
     def flow(self) -> None:
         waiting = self.hotline()
         self.think(2, 6)
-        if waiting and self.rng.random() < min(0.9, 0.3 + 0.15 * waiting):
+        if waiting and self.rng.random() < min(0.8, 0.1 + 0.1 * waiting):
             self.callback()
         else:
             self.new_call()
@@ -424,6 +424,26 @@ class SoakAgent(Person):
             self.sign_out_and_in()
             self.go("GET", "/hotline", marks=(b'id="start-call"',))
         self.think(3, 10)                   # the next caller
+
+    def recover(self) -> None:
+        """As a person's, then: end a call left open (at its checks: End call; after its teleTAN:
+        I have passed it on) and give back a callback left taken (No answer)."""
+        super().recover()
+        _, _, page = self.go("GET", "/hotline", marks=(b'id="start-call"',), kind="GET /hotline (recovery)")
+        for call_id in re.findall(f'<li><a href="/hotline/calls/({UUID})">'.encode(), page):
+            call_path = f"/hotline/calls/{call_id.decode()}"
+            _, _, call = self.go("GET", call_path, kind="GET /hotline/calls/{id} (recovery)")
+            if b'id="call-form"' in call:
+                self.go("POST", f"{call_path}/end", self.call_form(call, set(), outcome="other"), status=303,
+                        location="/hotline?done=ended", kind="POST /hotline/calls/{id}/end (recovery)")
+            elif b'id="passed-on"' in call:
+                self.go("POST", f"{call_path}/passed-on", {"csrf": self.csrf}, status=303, location="/hotline?done=passed_on",
+                        kind="POST /hotline/calls/{id}/passed-on (recovery)")
+        _, _, queue = self.go("GET", "/hotline/callbacks", marks=(b'id="back-hotline"',), kind="GET /hotline/callbacks (recovery)")
+        for callback_id in re.findall(f'<a href="/hotline/callbacks/({UUID})" class="continue">'.encode(), queue):
+            self.go("POST", f"/hotline/callbacks/{callback_id.decode()}/outcome", {"csrf": self.csrf, "outcome": "no_answer"},
+                    status=303, location=re.compile(r"^/hotline/callbacks\?notice=(no_answer|unreachable)$"),
+                    kind="POST /hotline/callbacks/{id}/outcome (recovery)")
 
     # -- a call -------------------------------------------------------------------------------
     def call_page(self, call_id: str, from_callback: bool) -> tuple[bytes, list[str], list[str], set[str]]:
@@ -521,8 +541,8 @@ class SoakAgent(Person):
         if not takeable:
             self.recorder.event("queue looked at, nothing to take")
             return
-        callback_id = self.rng.choice(takeable[:5])
-        self.think(1, 3)
+        callback_id = self.rng.choice(takeable)
+        self.think(0.5, 2)
         got, _, page = self.go("POST", f"/hotline/callbacks/{callback_id}/take", {"csrf": self.csrf},
                                status=303, location=f"/hotline/callbacks/{callback_id}", statuses=(409,))
         if got == 409:
