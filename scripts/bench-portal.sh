@@ -44,8 +44,9 @@
 #   BENCH_POOL_SIZE=8           the portal's --database-pool-size (8 measured best on 2 cores)
 #   BENCH_REPLAY_AT_POOL=1      also replay with BENCH_POOL_SIZE clients (informational; 0: skip)
 #   BENCH_VERIFY_AUDIT=1        `portal audit verify` after the portal's runs and after the replay
-#   BENCH_PERF=0                1: record a perf profile of the portal during the
-#                               BENCH_OFFICERS window (99 Hz; printed as a top-25 of symbols)
+#   BENCH_PERF=0                1: profile the portal with perf (499 Hz, call graphs) from the end of
+#                               the BENCH_OFFICERS sign-in to the end of the window; the report
+#                               prints the top libraries and symbols (perf adds a few % of CPU)
 #   BENCH_PORT                  portal port on 127.0.0.1 (default: a free one)
 #   BENCH_JSON                  append the results as one JSON line to this file
 set -euo pipefail
@@ -118,17 +119,18 @@ load_run() { # OFFICERS NAME [perf]
   checkpoint
   note "load: $1 officers, warm-up ${warmup}s, measuring ${seconds}s"
   capture snapshot --json-out "$tmp/pgss-$2-before.json"
+  : >"$tmp/load-$2.err"
   if [[ ${3:-} == perf ]]; then
-    # From BENCH_WARMUP seconds after the start (sign-in, about 1.5 s, and most of the warm-up
-    # left out) for BENCH_SECONDS seconds: about the measured window.
-    (sleep "$warmup"; exec perf record -F 99 -g -o "$tmp/perf.data" -p "$server_pid" -- sleep "$seconds") >"$tmp/perf.log" 2>&1 &
+    # From the end of the sign-in (PAM's yescrypt left out) for the warm-up and the window.
+    (for _ in $(seq 1 1200); do grep -q 'signed in' "$tmp/load-$2.err" && break; sleep 0.1; done
+     exec perf record -F 499 -g -o "$tmp/perf.data" -p "$server_pid" -- sleep $((warmup + seconds))) >"$tmp/perf.log" 2>&1 &
     perf_pid=$!
   fi
   timeout --kill-after=10 $((warmup + seconds + 300)) \
     python3 "$bench/portal_load.py" --port "$port" --officers "$1" --warmup "$warmup" \
       --duration "$seconds" --processes "$processes" --portal-pid "$server_pid" \
-      --json-out "$tmp/load-$2.json" || status=$?
-  [[ -n $perf_pid ]] && { wait "$perf_pid" || note "warning: perf record failed: $(tail -n 2 "$tmp/perf.log")"; }
+      --json-out "$tmp/load-$2.json" 2> >(tee -a "$tmp/load-$2.err" >&2) || status=$?
+  if [[ -n $perf_pid ]]; then wait "$perf_pid" || note "warning: perf record failed: $(tail -n 2 "$tmp/perf.log")"; fi
   awk '/^VmHWM:/ { print $2 }' "/proc/$server_pid/status" >"$tmp/peak-$2.kib" 2>/dev/null || true
   capture snapshot --json-out "$tmp/pgss-$2-after.json"
   capture diff --before "$tmp/pgss-$2-before.json" --after "$tmp/pgss-$2-after.json" --json-out "$tmp/pgss-$2.json"
@@ -176,7 +178,9 @@ replay_run() { # CLIENTS NAME
 replay_run "$officers" main
 if (( p99_officers > 0 )); then replay_run "$p99_officers" p99; fi
 pool_args=()
-if [[ $replay_at_pool == 1 ]] && (( pool_size != officers && pool_size != p99_officers && pool_size <= 90 )); then
+# (Not with more clients than officers that have signed in: each client replays one officer.)
+if [[ $replay_at_pool == 1 ]] && (( pool_size != officers && pool_size != p99_officers &&
+                                    pool_size <= (officers > p99_officers ? officers : p99_officers) )); then
   replay_run "$pool_size" pool
   pool_args=(--pgbench-pool "$tmp/pgbench-pool.txt" --pgbench-pool-json "$tmp/pgbench-pool.json")
 fi
@@ -186,8 +190,11 @@ replay_audit="not run"
 # --- Report ----------------------------------------------------------------------------------
 perf_args=()
 if [[ $perf == 1 && -s $tmp/perf.data ]]; then
-  perf report -i "$tmp/perf.data" --no-children --sort dso,symbol --stdio --percent-limit 0.7 2>/dev/null |
-    grep -E '^ +[0-9.]+%' | head -n 25 >"$tmp/perf-top.txt" || true
+  { perf report -i "$tmp/perf.data" --no-children --sort dso --stdio --percent-limit 1 2>/dev/null |
+      grep -E '^ +[0-9.]+%' | head -n 12
+    echo "--"
+    perf report -i "$tmp/perf.data" --no-children --sort dso,symbol --stdio --percent-limit 0.5 2>/dev/null |
+      grep -E '^ +[0-9.]+%' | head -n 30; } >"$tmp/perf-top.txt" || true
   perf_args=(--perf-top "$tmp/perf-top.txt")
 fi
 p99_args=()

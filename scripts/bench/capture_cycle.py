@@ -32,7 +32,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from portal_load import Officer, Stats, Unexpected, machine_cpu, postgres_cpu, proc_cpu  # noqa: E402
+from portal_load import CLK_TCK, Officer, Stats, Unexpected, machine_cpu  # noqa: E402
 
 SNAPSHOT_SQL = """
 SELECT coalesce(json_agg(json_build_object(
@@ -64,23 +64,36 @@ def difference(before: dict[str, dict], after: dict[str, dict]) -> list[dict]:
     return sorted(rows, key=lambda r: (-r["calls"], r["query"]))
 
 
-def comm_cpu(names: tuple[str, ...]) -> float:
-    """utime + stime of all processes whose name is one of `names`, in seconds."""
-    total = 0.0
+def cpu_by_pid() -> dict[str, dict[int, float]]:
+    """utime + stime in seconds of each postgres and pgbench process, by kind and pid."""
+    out: dict[str, dict[int, float]] = {"postgres": {}, "pgbench": {}}
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/comm") as f:
-                    if f.read().strip() in names:
-                        total += proc_cpu(int(entry))
-            except OSError:
-                continue
-    return total
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue
+        comm = text[text.find("(") + 1:text.rfind(")")]
+        kind = "postgres" if comm == "postgres" or comm.startswith("postgres:") else "pgbench" if comm == "pgbench" else None
+        if kind:
+            fields = text.rsplit(")", 1)[1].split()
+            out[kind][int(entry)] = (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return out
 
 
 def cpu_now() -> dict:
     busy, total = machine_cpu()
-    return {"postgres": postgres_cpu(), "pgbench": comm_cpu(("pgbench",)), "busy": busy, "total": total}
+    return {"pids": cpu_by_pid(), "busy": busy, "total": total}
+
+
+def cpu_used(before: dict, after: dict) -> dict[str, float]:
+    """CPU seconds between two cpu_now() readings. Per process, so that one that ended in between
+    (another database session, say) does not make the sum go down; its last share is lost."""
+    used = {k: sum(t - before["pids"][k].get(pid, 0.0) for pid, t in after["pids"][k].items()) for k in after["pids"]}
+    used["busy"], used["total"] = after["busy"] - before["busy"], after["total"] - before["total"]
+    return used
 
 
 def write_json(path: str, value) -> None:
@@ -149,9 +162,9 @@ def cmd_pgbench(args, psql: list[str]) -> int:
     after = snapshot(psql)
     cores = None
     if cpu0 and cpu1:
-        window = m1 - m0
-        cores = {k: round((cpu1[k] - cpu0[k]) / window, 3) for k in ("postgres", "pgbench", "busy")}
-        cores["machine"] = round((cpu1["total"] - cpu0["total"]) / window, 3)
+        window, used = m1 - m0, cpu_used(cpu0, cpu1)
+        cores = {k: round(used[k] / window, 3) for k in ("postgres", "pgbench", "busy")}
+        cores["machine"] = round(used["total"] / window, 3)
         cores["other"] = round(max(0.0, cores["busy"] - cores["postgres"] - cores["pgbench"]), 3)
         cores["window_seconds"] = round(window, 3)
     write_json(args.json_out, {"status": status, "cpu_cores_used": cores, "statements": difference(before, after)})

@@ -6,9 +6,10 @@
 -- compared with. Run with -M extended (the portal, through PostgresNIO, sends every statement as
 -- an unnamed Parse/Bind/Execute, BEGIN and COMMIT included).
 --
--- Per client (once, the first time the script runs): officer tt-bench-NN (NN = client_id + 1) and
--- that officer's newest portal session, so every client reads and writes its own session, its
--- own pending display and its own rate-limit rows, as 50 signed-in officers do.
+-- Per client (once, the first time the script runs): the (client_id + 1)-th officer that has a
+-- session (tt-bench-01, -02, ... after the portal's runs) and that officer's newest session, so
+-- every client reads and writes its own session, its own pending display and its own rate-limit
+-- rows, as signed-in officers do (as long as there are no more clients than such officers).
 --
 -- Per cycle, one statement the portal does not send (marked replay-only): it makes what the
 -- portal computes in Swift -- random ids and hashes, the times, the audit entry's canonical text
@@ -32,7 +33,9 @@
        translate(encode(sha512(s.id_hash::bytea) || sha512(s.username::bytea) || sha512(s.roles::bytea), 'base64'), E'\n', '') AS sealed,
        '' AS health_authority, 'teletan.user.day' AS rule_day, 'teletan.global' AS rule_global,
        'TEST' AS ttype, 'officer' AS role, 'teletan.issue' AS action, 'success' AS outcome, '127.0.0.1' AS address
-FROM sessions s WHERE s.username = 'tt-bench-' || lpad((:client_id % 50 + 1)::text, 2, '0')
+FROM sessions s
+WHERE s.username = (SELECT username FROM (SELECT DISTINCT username FROM sessions) u ORDER BY username
+                    OFFSET :client_id % (SELECT count(DISTINCT username) FROM sessions) LIMIT 1)
 ORDER BY s.created_at DESC LIMIT 1 \gset
 \set replay_ready 1
 \endif

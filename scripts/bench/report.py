@@ -119,7 +119,9 @@ def load_summary(load: dict) -> dict:
     """The figures of one portal run, per cycle."""
     rate = load["throughput_per_s"]
     cores = load["cpu_cores_used"]
-    per_cycle = (lambda c: c * 1000 / rate) if rate else (lambda c: None)  # noqa: E731
+    # (postgres can come out negative when other sessions' backends ended during the window:
+    # portal_load.py sums the processes alive at each edge.)
+    per_cycle = (lambda c: c * 1000 / rate if c >= 0 else None) if rate else (lambda c: None)  # noqa: E731
     return {"officers": load["officers"], "cycles_per_s": rate,
             "cpu_ms_per_cycle": {k: per_cycle(cores[k]) for k in ("portal", "postgres", "client")},
             "latency_ms": load["latency_ms"], "cores": cores}
@@ -196,7 +198,9 @@ def main() -> int:
         add(f"    CPU per cycle         portal {ms(c['portal'])} ms, postgres {ms(c['postgres'])} ms, load client {ms(c['client'])} ms")
         add(f"    CPU (cores of {cores['machine']:.0f})    portal {cores['portal']:.2f}, postgres {cores['postgres']:.2f}, "
             f"load client {cores['client']:.2f}, other {cores['other']:.2f}, idle {cores['machine'] - cores['busy']:.2f}")
-        if cores["other"] > 0.1:
+        if cores["postgres"] < 0:
+            add("    (postgres CPU not measurable: other sessions' backends ended during the window)")
+        if cores["other"] > 0.1 or cores["postgres"] < 0:
             skewed = True
             add(f"    WARNING: other processes used {cores['other']:.2f} cores during the window: the figures are skewed")
         peak_mb = peak_kib * 1024 / 1e6 if peak_kib else None
@@ -251,6 +255,28 @@ def main() -> int:
                 add(f"    WARNING: other processes used {pcores['other']:.2f} cores during the replay: the floor is skewed")
         if tps:
             add("    portal / this floor   " + ", ".join(f"{s['cycles_per_s'] / tps:.1%} at {s['officers']} officers" for s in summaries))
+
+    # Where the time goes: CPU per cycle, the portal's runs next to their floors.
+    add("")
+    add(f"  Where the time goes: CPU ms per cycle ({main_load['cpu_cores_used']['machine']:.0f} cores = "
+        f"{main_load['cpu_cores_used']['machine'] * 1000:.0f} ms of CPU per second)")
+    cols = []
+    for sm, fl in zip(summaries, floors):
+        cols.append((f"portal@{sm['officers']}", sm["cpu_ms_per_cycle"]["portal"], sm["cpu_ms_per_cycle"]["postgres"],
+                     sm["cpu_ms_per_cycle"]["client"], sm["cycles_per_s"]))
+        cols.append((f"replay@{fl['clients']}", None, fl["cpu_ms_per_cycle"]["postgres"], fl["cpu_ms_per_cycle"]["pgbench"], fl["tps"]))
+    if pool_floor:
+        cols.append((f"replay@{pool_floor['clients']}", None, pool_floor["cpu_ms_per_cycle"]["postgres"],
+                     pool_floor["cpu_ms_per_cycle"]["pgbench"], pool_floor["tps"]))
+    add("    " + " " * 26 + "".join(f"{c[0]:>12}" for c in cols))
+    add("    portal                    " + "".join(f"{fmt(c[1], '.2f'):>12}" if c[1] is not None else f"{'-':>12}" for c in cols))
+    add("    postgres                  " + "".join(f"{fmt(c[2], '.2f'):>12}" for c in cols))
+    add("    load client / pgbench     " + "".join(f"{fmt(c[3], '.2f'):>12}" for c in cols))
+    totals = [sum(v for v in c[1:4] if v is not None) if c[2] is not None and c[3] is not None else None for c in cols]
+    add("    total                     " + "".join(f"{fmt(t, '.2f'):>12}" for t in totals))
+    machine_ms = main_load["cpu_cores_used"]["machine"] * 1000
+    add("    cycles/s the CPU allows   " + "".join(f"{fmt(machine_ms / t if t else None, '.0f'):>12}" for t in totals))
+    add("    cycles/s measured         " + "".join(f"{fmt(c[4], '.0f'):>12}" for c in cols))
 
     # Statements.
     main_pgj = runs[0][2]
