@@ -126,11 +126,16 @@ load_run() { # OFFICERS NAME [perf]
      exec perf record -F 499 -g -o "$tmp/perf.data" -p "$server_pid" -- sleep $((warmup + seconds))) >"$tmp/perf.log" 2>&1 &
     perf_pid=$!
   fi
+  capture cpu-window --log "$tmp/load-$2.err" --warmup "$warmup" --seconds "$seconds" --portal-pid "$server_pid" \
+    --json-out "$tmp/cpu-$2.json" &
+  local cpu_pid=$!
   timeout --kill-after=10 $((warmup + seconds + 300)) \
     python3 "$bench/portal_load.py" --port "$port" --officers "$1" --warmup "$warmup" \
       --duration "$seconds" --processes "$processes" --portal-pid "$server_pid" \
       --json-out "$tmp/load-$2.json" 2> >(tee -a "$tmp/load-$2.err" >&2) || status=$?
   if [[ -n $perf_pid ]]; then wait "$perf_pid" || note "warning: perf record failed: $(tail -n 2 "$tmp/perf.log")"; fi
+  if (( status != 0 )); then kill "$cpu_pid" 2>/dev/null || true; fi
+  wait "$cpu_pid" || note "warning: no CPU figures of this database's postgres processes (falling back to all postgres processes)"
   awk '/^VmHWM:/ { print $2 }' "/proc/$server_pid/status" >"$tmp/peak-$2.kib" 2>/dev/null || true
   capture snapshot --json-out "$tmp/pgss-$2-after.json"
   capture diff --before "$tmp/pgss-$2-before.json" --after "$tmp/pgss-$2-after.json" --json-out "$tmp/pgss-$2.json"
@@ -199,10 +204,10 @@ if [[ $perf == 1 && -s $tmp/perf.data ]]; then
 fi
 p99_args=()
 if (( p99_officers > 0 )); then
-  p99_args=(--load-p99 "$tmp/load-p99.json" --pgbench-p99 "$tmp/pgbench-p99.txt" --pgbench-p99-json "$tmp/pgbench-p99.json"
+  p99_args=(--load-p99 "$tmp/load-p99.json" --cpu-p99 "$tmp/cpu-p99.json" --pgbench-p99 "$tmp/pgbench-p99.txt" --pgbench-p99-json "$tmp/pgbench-p99.json"
             --peak-rss-p99-kib "$(cat "$tmp/peak-p99.kib" 2>/dev/null || echo 0)")
 fi
-python3 "$bench/report.py" --load "$tmp/load-main.json" --pgbench "$tmp/pgbench-main.txt" \
+python3 "$bench/report.py" --load "$tmp/load-main.json" --cpu "$tmp/cpu-main.json" --pgbench "$tmp/pgbench-main.txt" \
   --pgbench-json "$tmp/pgbench-main.json" --capture "$tmp/capture.json" --portal-statements "$tmp/pgss-main.json" \
   "${p99_args[@]}" "${pool_args[@]}" "${perf_args[@]}" --peak-rss-kib "$(cat "$tmp/peak-main.kib" 2>/dev/null || echo 0)" \
   ${idle_rss_kib:+--idle-rss-kib "$idle_rss_kib"} --portal-log-problems "$problems" \

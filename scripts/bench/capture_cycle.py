@@ -18,6 +18,10 @@ Subcommands:
             postgres, pgbench and the machine sampled inside the run (from 1 s after the start to
             0.5 s before the planned end, so connecting and disconnecting are left out). Writes
             pgbench's output to --output and {"cpu_cores_used", "statements"} to --json-out.
+  cpu-window  The CPU of the portal and of postgres over a portal_load.py window.
+
+CPU of postgres is that of the server's own processes and of the bench database's backends only
+(by process title), so other databases' sessions (other people's tests) do not count.
 
 Standard library only; connects to PostgreSQL with psql (PGPASSWORD etc. from the environment)
 and to the portal on 127.0.0.1 only. Bounded: at most 10,000 cycles, 600 s.
@@ -64,9 +68,28 @@ def difference(before: dict[str, dict], after: dict[str, dict]) -> list[dict]:
     return sorted(rows, key=lambda r: (-r["calls"], r["query"]))
 
 
-def cpu_by_pid() -> dict[str, dict[int, float]]:
-    """utime + stime in seconds of each postgres and pgbench process, by kind and pid."""
-    out: dict[str, dict[int, float]] = {"postgres": {}, "pgbench": {}}
+BENCH_DB = "teletan_bench"
+
+
+def ours(pid: str) -> bool:
+    """Whether a postgres process works for this benchmark: a backend of the bench database, or
+    one of the server's own processes (postmaster, WAL writer, checkpointer, ...), which do
+    everyone's work. Backends of other databases (other people's tests) are left out: their
+    process title names their database and client address."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            title = f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return False
+    if f" {BENCH_DB} " in title:
+        return True
+    return "(" not in title and "[local]" not in title and "autovacuum worker" not in title
+
+
+def cpu_by_pid(portal_pid: int = 0) -> dict[str, dict[int, float]]:
+    """utime + stime in seconds of each process of interest, by kind and pid: postgres (see
+    ours()), pgbench, and the portal if its pid is given."""
+    out: dict[str, dict[int, float]] = {"postgres": {}, "pgbench": {}, "portal": {}}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -76,16 +99,21 @@ def cpu_by_pid() -> dict[str, dict[int, float]]:
         except OSError:
             continue
         comm = text[text.find("(") + 1:text.rfind(")")]
-        kind = "postgres" if comm == "postgres" or comm.startswith("postgres:") else "pgbench" if comm == "pgbench" else None
+        if int(entry) == portal_pid:
+            kind = "portal"
+        elif comm == "postgres" or comm.startswith("postgres:"):
+            kind = "postgres" if ours(entry) else None
+        else:
+            kind = "pgbench" if comm == "pgbench" else None
         if kind:
             fields = text.rsplit(")", 1)[1].split()
             out[kind][int(entry)] = (int(fields[11]) + int(fields[12])) / CLK_TCK
     return out
 
 
-def cpu_now() -> dict:
+def cpu_now(portal_pid: int = 0) -> dict:
     busy, total = machine_cpu()
-    return {"pids": cpu_by_pid(), "busy": busy, "total": total}
+    return {"pids": cpu_by_pid(portal_pid), "busy": busy, "total": total}
 
 
 def cpu_used(before: dict, after: dict) -> dict[str, float]:
@@ -171,6 +199,32 @@ def cmd_pgbench(args, psql: list[str]) -> int:
     return 0 if status == 0 else 1
 
 
+def cmd_cpu_window(args, psql: list[str]) -> int:
+    """CPU of the portal and of this database's postgres processes over a portal_load.py window:
+    from --warmup s after portal_load.py reported the sign-in (a line 'signed in' in --log) for
+    --seconds s, like its own window. (portal_load.py sums every postgres process, other
+    databases' too, and loses those that end during the window.)"""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        try:
+            if "signed in" in open(args.log).read():
+                break
+        except OSError:
+            pass
+        time.sleep(0.05)
+    else:
+        return 1
+    time.sleep(args.warmup + 0.1)
+    cpu0, m0 = cpu_now(args.portal_pid), time.monotonic()
+    time.sleep(args.seconds)
+    cpu1, m1 = cpu_now(args.portal_pid), time.monotonic()
+    window, used = m1 - m0, cpu_used(cpu0, cpu1)
+    cores = {k: round(used[k] / window, 3) for k in ("portal", "postgres", "busy")}
+    cores["machine"] = round(used["total"] / window, 3)
+    write_json(args.json_out, {"cpu_cores_used": cores, "window_seconds": round(window, 3)})
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--psql", default="psql -h 127.0.0.1 -p 5432 -U teletan -d teletan_bench",
@@ -194,9 +248,16 @@ def main() -> int:
     p.add_argument("--output", required=True, help="pgbench's output")
     p.add_argument("--json-out", required=True)
     p.add_argument("command", nargs=argparse.REMAINDER)
+    p = sub.add_parser("cpu-window")
+    p.add_argument("--log", required=True, help="portal_load.py's stderr, as it is written")
+    p.add_argument("--warmup", type=float, required=True)
+    p.add_argument("--seconds", type=float, required=True)
+    p.add_argument("--portal-pid", type=int, required=True)
+    p.add_argument("--json-out", required=True)
     args = parser.parse_args()
     psql = args.psql.split()
-    return {"capture": cmd_capture, "snapshot": cmd_snapshot, "diff": cmd_diff, "pgbench": cmd_pgbench}[
+    return {"capture": cmd_capture, "snapshot": cmd_snapshot, "diff": cmd_diff, "pgbench": cmd_pgbench,
+            "cpu-window": cmd_cpu_window}[
         args.command_name](args, psql)
 
 

@@ -115,6 +115,22 @@ def mean_ms(statements: list[dict] | None) -> dict[str, float]:
     return {s["queryid"]: s["total_exec_ms"] / s["calls"] for s in statements or [] if s["calls"]}
 
 
+def with_cpu(load: dict, cpu_path: str | None) -> dict:
+    """portal_load.py's result, with the CPU of postgres taken from capture_cycle.py cpu-window
+    when it measured one (only this database's backends and the server's own processes)."""
+    try:
+        window = json.load(open(cpu_path))["cpu_cores_used"] if cpu_path else None
+    except (OSError, ValueError, KeyError):
+        window = None
+    if window:
+        cores = dict(load["cpu_cores_used"])
+        cores["postgres_all_processes"] = cores["postgres"]
+        cores["postgres"] = window["postgres"]
+        cores["other"] = max(0.0, cores["busy"] - cores["portal"] - cores["postgres"] - cores["client"])
+        load = dict(load, cpu_cores_used=cores)
+    return load
+
+
 def load_summary(load: dict) -> dict:
     """The figures of one portal run, per cycle."""
     rate = load["throughput_per_s"]
@@ -134,7 +150,9 @@ def main() -> int:
     parser.add_argument("--pgbench-json", required=True, help="capture_cycle.py pgbench JSON of that replay")
     parser.add_argument("--capture", required=True, help="capture_cycle.py capture JSON")
     parser.add_argument("--portal-statements", help="capture_cycle.py diff JSON around the BENCH_OFFICERS portal run")
+    parser.add_argument("--cpu", help="capture_cycle.py cpu-window JSON of the BENCH_OFFICERS run")
     parser.add_argument("--load-p99", help="portal_load.py JSON, BENCH_P99_OFFICERS")
+    parser.add_argument("--cpu-p99")
     parser.add_argument("--pgbench-p99")
     parser.add_argument("--pgbench-p99-json")
     parser.add_argument("--pgbench-pool", help="pgbench output of the replay with --database-pool-size clients")
@@ -152,10 +170,10 @@ def main() -> int:
 
     capture = json.load(open(args.capture))
     runs = []  # (load, pgbench, pgbench json, peak kib) per officer count
-    runs.append((json.load(open(args.load)), parse_pgbench(args.pgbench), json.load(open(args.pgbench_json)),
-                 args.peak_rss_kib))
+    runs.append((with_cpu(json.load(open(args.load)), args.cpu), parse_pgbench(args.pgbench),
+                 json.load(open(args.pgbench_json)), args.peak_rss_kib))
     if args.load_p99:
-        runs.append((json.load(open(args.load_p99)), parse_pgbench(args.pgbench_p99),
+        runs.append((with_cpu(json.load(open(args.load_p99)), args.cpu_p99), parse_pgbench(args.pgbench_p99),
                      json.load(open(args.pgbench_p99_json)) if args.pgbench_p99_json else {}, args.peak_rss_p99_kib))
     portal_statements = json.load(open(args.portal_statements)) if args.portal_statements else None
 
