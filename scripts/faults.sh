@@ -52,6 +52,12 @@
 #   FAULT_STORM_ADDRESSES=64    storm: X-Forwarded-For addresses 10.77.x.y the storm rotates over
 #   FAULT_STORM_NAMES=400       storm: made-up names it picks from (plus the last 10 real accounts,
 #                               tt-bench-41..50, for 10 % of the attempts)
+#   FAULT_SIGNIN_LOCKOUT        the portal's --signin-lockout (default: the portal's, 15m); with a
+#                               short one (e.g. 30s) locks end during the run and the audit trail's
+#                               summing-up entries ("refused": N) show up
+#   FAULT_SYNCHRONOUS_COMMIT    on | off: synchronous_commit for database teletan_faults (ALTER
+#                               DATABASE; default: the server's). A diagnostic: off shows how much
+#                               of the officers' latency under a storm is waiting for WAL flushes
 #   FAULT_OUTAGE=5              pg-restart: seconds PostgreSQL stays down
 #   FAULT_AFTER=15              pg-restart: seconds measured after its return
 #   FAULT_PG_STOP_MODE=fast     pg-restart: pg_ctl stop mode (fast, or immediate = crash + recovery)
@@ -98,6 +104,10 @@ after=${FAULT_AFTER:-15};                 int_in FAULT_AFTER "$after" 5 600
 stop_mode=${FAULT_PG_STOP_MODE:-fast}
 [[ $stop_mode == fast || $stop_mode == immediate ]] || die "FAULT_PG_STOP_MODE must be fast or immediate"
 pam_timeout=${FAULT_PAM_TIMEOUT:-2s}
+lockout=${FAULT_SIGNIN_LOCKOUT:-}
+[[ -z $lockout || $lockout =~ ^[0-9]+[smh]$ ]] || die "FAULT_SIGNIN_LOCKOUT must look like 30s or 15m, got '$lockout'"
+sync_commit=${FAULT_SYNCHRONOUS_COMMIT:-}
+[[ -z $sync_commit || $sync_commit == on || $sync_commit == off ]] || die "FAULT_SYNCHRONOUS_COMMIT must be on or off"
 
 seconds_of() { # 2s | 2 | 1500ms | 1m -> seconds (decimal)
   case $1 in
@@ -126,7 +136,7 @@ db_url="postgres://$pg_user:$PGPASSWORD@$pg_host:$pg_port/$pg_db"
 
 # --- Clean-up: the portal's hanging PAM children, the hang file, the private cluster ---------
 hang_file=/etc/teletan-portal-test/hang-seconds
-wrote_hang=0 pg_dir= pg_bin= priv_port=
+wrote_hang=0 pg_dir= pg_bin= priv_port= sync_commit=${sync_commit:-}
 kill_pam_children() { # pam_exec's sleeps (children of our portal), by pid
   [[ -n $server_pid ]] || return 0
   local pid
@@ -136,6 +146,9 @@ cleanup() {
   kill_pam_children
   stop_server
   if (( wrote_hang )); then rm -f "$hang_file" "$hang_file.tmp"; fi
+  if [[ -n $sync_commit && $scenario != pg-restart ]]; then
+    psql_bench -c "ALTER DATABASE $pg_db RESET synchronous_commit" >/dev/null 2>&1 || true
+  fi
   if [[ -n $pg_dir ]]; then
     runuser -u postgres -- "$pg_bin/pg_ctl" -D "$pg_dir/data" -m immediate -w stop >/dev/null 2>&1 || true
     rm -rf "$pg_dir"
@@ -180,7 +193,12 @@ if [[ $scenario == pg-restart ]]; then
   db_url="postgres://$pg_user:$PGPASSWORD@127.0.0.1:$priv_port/$pg_db"
 else
   note "resetting database $pg_db (schema public)"
-  psql_bench -c "DROP SCHEMA IF EXISTS public CASCADE" -c "CREATE SCHEMA public"
+  psql_bench -c "DROP SCHEMA IF EXISTS public CASCADE" -c "CREATE SCHEMA public" \
+    -c "ALTER DATABASE $pg_db RESET synchronous_commit"
+  if [[ -n $sync_commit ]]; then
+    note "synchronous_commit=$sync_commit for database $pg_db (diagnostic)"
+    psql_bench -c "ALTER DATABASE $pg_db SET synchronous_commit = $sync_commit"
+  fi
 fi
 
 # --- Portal ----------------------------------------------------------------------------------
@@ -189,6 +207,7 @@ portal_args=(serve --host 127.0.0.1 --port "$port" --metrics-port "$metrics_port
   --secret-file "$tmp/secret" --audit-checkpoint-key "$tmp/audit-checkpoint-key.pem"
   --teletan-interval 0s --teletans-per-user-per-day 10000000 --teletans-per-hour 100000000
   --database-pool-size "$pool_size" --pam-threads "$pam_threads" --log-level warning)
+[[ -n $lockout ]] && portal_args+=(--signin-lockout "$lockout")
 load_args=()
 case $scenario in
   pam-hang)
@@ -251,7 +270,7 @@ else
 fi
 
 # --- Report ----------------------------------------------------------------------------------
-echo "faults $scenario: $BENCH_GIT, $PORTAL_BIN ($build); $BENCH_MACHINE; $BENCH_PG_VERSION"
+echo "faults $scenario: $BENCH_GIT, $PORTAL_BIN ($build); $BENCH_MACHINE; $BENCH_PG_VERSION${sync_commit:+ (synchronous_commit=$sync_commit for $pg_db)}${lockout:+; --signin-lockout $lockout}"
 cat "$tmp/report.txt"
 echo "  portal log: $problems warning/error line(s)$( ((problems)) && printf ', e.g. %s' "$(grep -iE 'warning|error|critical' "$tmp/portal.log" | head -n 1 | cut -c1-200)")"
 echo "  audit verify: $audit_result"
