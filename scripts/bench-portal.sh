@@ -92,6 +92,8 @@ reset_database "$bench/pgbench_schema.sql"
 psql_bench -c "SELECT 1 FROM pg_stat_statements LIMIT 1" >/dev/null 2>&1 ||
   die "cannot read pg_stat_statements in $pg_db (CREATE EXTENSION pg_stat_statements failed?)"
 capture() { python3 "$bench/capture_cycle.py" --psql "psql -h $pg_host -p $pg_port -U $pg_user -d $pg_db" "$@"; }
+helpers=()   # background samplers (perf, CPU) of the current load run, stopped if the run stops early
+trap 'for p in "${helpers[@]}"; do kill "$p" 2>/dev/null || true; done; stop_server; rm -rf "$tmp"' EXIT
 
 # --- Portal ----------------------------------------------------------------------------------
 portal=$(private_copy "$PORTAL_BIN")
@@ -125,21 +127,23 @@ load_run() { # OFFICERS NAME [perf]
     (for _ in $(seq 1 1200); do grep -q 'signed in' "$tmp/load-$2.err" && break; sleep 0.1; done
      exec perf record -F 499 -g -o "$tmp/perf.data" -p "$server_pid" -- sleep $((warmup + seconds))) >"$tmp/perf.log" 2>&1 &
     perf_pid=$!
+    helpers+=("$perf_pid")
   fi
   capture cpu-window --log "$tmp/load-$2.err" --warmup "$warmup" --seconds "$seconds" --portal-pid "$server_pid" \
     --json-out "$tmp/cpu-$2.json" &
   local cpu_pid=$!
+  helpers+=("$cpu_pid")
   timeout --kill-after=10 $((warmup + seconds + 300)) \
     python3 "$bench/portal_load.py" --port "$port" --officers "$1" --warmup "$warmup" \
       --duration "$seconds" --processes "$processes" --portal-pid "$server_pid" \
       --json-out "$tmp/load-$2.json" 2> >(tee -a "$tmp/load-$2.err" >&2) || status=$?
+  if (( status != 0 )) || [[ ! -s $tmp/load-$2.json ]]; then portal_failed "the load generator failed (status $status)"; fi
   if [[ -n $perf_pid ]]; then wait "$perf_pid" || note "warning: perf record failed: $(tail -n 2 "$tmp/perf.log")"; fi
-  if (( status != 0 )); then kill "$cpu_pid" 2>/dev/null || true; fi
   wait "$cpu_pid" || note "warning: no CPU figures of this database's postgres processes (falling back to all postgres processes)"
+  helpers=()
   awk '/^VmHWM:/ { print $2 }' "/proc/$server_pid/status" >"$tmp/peak-$2.kib" 2>/dev/null || true
   capture snapshot --json-out "$tmp/pgss-$2-after.json"
   capture diff --before "$tmp/pgss-$2-before.json" --after "$tmp/pgss-$2-after.json" --json-out "$tmp/pgss-$2.json"
-  if (( status != 0 )) || [[ ! -s $tmp/load-$2.json ]]; then portal_failed "the load generator failed (status $status)"; fi
 }
 load_run "$officers" main $([[ $perf == 1 ]] && echo perf)
 if (( p99_officers > 0 )); then load_run "$p99_officers" p99; fi
