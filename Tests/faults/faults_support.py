@@ -1,0 +1,651 @@
+"""Helpers of the fault tests (Tests/faults): a portal process, a plain HTTP client that signs in
+and issues like an officer's browser (no JavaScript, cookies by hand), a private PostgreSQL
+cluster that a test may stop and start, and the checks that run after every fault (audit chain,
+every teleTAN shown is stored and audited, nothing half-written).
+
+Imported by conftest.py and the test modules (pytest puts this directory on sys.path).
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import hmac
+import http.client
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from pathlib import Path
+from urllib.parse import urlencode
+
+REPO = Path(__file__).resolve().parents[2]
+
+import sys  # noqa: E402
+sys.path.insert(0, str(REPO / "Tests" / "support"))
+from processes_and_browsers import ManagedProcess, free_ports, retry_text_file_busy  # noqa: E402,F401
+
+PORTAL_BIN = os.environ.get("PORTAL_BIN") or str(REPO / ".build" / "debug" / "portal")
+
+PAM_SERVICE = "teletan-portal-test"
+HANG_PAM_SERVICE = "teletan-portal-hang-test"
+HANG_SECONDS_FILE = Path("/etc/teletan-portal-test/hang-seconds")
+
+OFFICER = ("tt-officer", "Officer-Pass-1")
+ADMIN = ("tt-admin", "Admin-Pass-1")
+
+
+def bench_officer(number: int) -> tuple[str, str]:
+    """tt-bench-01 .. tt-bench-50 (officers)."""
+    assert 1 <= number <= 50
+    return (f"tt-bench-{number:02d}", "Bench-Pass-1")
+
+
+REQUEST_TIMEOUT = 30.0  # longer than any wait of the portal (PAM, database pool)
+
+ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+TELETAN_PATTERN = re.compile(f"[{ALPHABET}]{{10}}")
+
+# What the portal answers while its database cannot do the request (the lead's specification):
+# 503, Retry-After: 5, its error page in the request's language.
+UNAVAILABLE_TITLE = {"en": "Service unavailable", "de": "Dienst nicht verfügbar"}
+SIGN_IN_UNAVAILABLE = {
+    "en": "Sign-in is unavailable right now. Please try again in a moment.",
+    "de": "Die Anmeldung ist gerade nicht verfügbar. Bitte versuchen Sie es gleich noch einmal.",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The portal
+
+
+class Portal(ManagedProcess):
+    """`portal serve` with its own ports, secret file, checkpoint key and log; limits off, so
+    that officers can issue as fast as they like. stop() and start() again reuse everything (a
+    restart)."""
+
+    name = "portal"
+
+    def __init__(self, workdir: Path, database: str | None = None, pam_service: str = PAM_SERVICE,
+                 extra_arguments: list[str] | None = None):
+        super().__init__(workdir)
+        self.database = database or f"sqlite:{workdir / 'portal.sqlite'}"
+        self.pam_service = pam_service
+        self.extra_arguments = list(extra_arguments or [])
+        self.port, self.metrics_port = free_ports(2)
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.secret_file = workdir / "portal.secret"
+        self.checkpoint_key = workdir / "audit-checkpoint-key.pem"
+
+    def command(self) -> list[str]:
+        return [
+            PORTAL_BIN, "serve",
+            "--port", str(self.port),
+            "--metrics-port", str(self.metrics_port),
+            "--database", self.database,
+            "--secret-file", str(self.secret_file),
+            "--audit-checkpoint-key", str(self.checkpoint_key),
+            "--pam-service", self.pam_service,
+            "--teletan-interval", "0s",
+            "--teletans-per-user-per-day", "1000000",
+            "--teletans-per-hour", "100000000",
+            *self.extra_arguments,
+        ]
+
+    def is_ready(self) -> bool:
+        return self.answers_ready(self.base_url)
+
+    def client(self, language: str = "en") -> "Client":
+        return Client(self.base_url, language)
+
+    def audit_verify(self) -> subprocess.CompletedProcess:
+        """`portal audit verify --full` on this portal's database."""
+        return retry_text_file_busy(lambda: subprocess.run(
+            [PORTAL_BIN, "audit", "verify", "--full", "--database", self.database,
+             "--secret-file", str(self.secret_file), "--audit-checkpoint-key", str(self.checkpoint_key)],
+            capture_output=True, text=True, timeout=120, cwd=self.workdir))
+
+    def fingerprint(self, teletan: str) -> str:
+        """The teleTAN's keyed fingerprint, as the audit trail's `subject` holds it:
+        HMAC-SHA-256(secret, "teletan-fingerprint" 0x00 teleTAN) in lower-case hex
+        (KeyedHasher, docs/configuration.md "Secret file")."""
+        key = bytes.fromhex(self.secret_file.read_text().strip())
+        return hmac.new(key, b"teletan-fingerprint\x00" + teletan.encode(), hashlib.sha256).hexdigest()
+
+    def db(self) -> "Database":
+        return Database(self.database)
+
+    def log_problems(self, since: int = 0) -> list[str]:
+        """Log lines from byte offset `since` on at level error or critical."""
+        text = self.log_path.read_bytes()[since:].decode(errors="replace")
+        # "2026-11-24T06:36:30+0000 info teletan-portal: ...": the level is the second word.
+        return [line for line in text.splitlines() if line.split(" ", 2)[1:2] in (["error"], ["critical"])]
+
+    def log_size(self) -> int:
+        return self.log_path.stat().st_size if self.log_path.exists() else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# An officer's browser, as plain HTTP
+
+
+@dataclass
+class Response:
+    method: str
+    path: str
+    status: int
+    headers: dict[str, str]  # lower-case names (the last of repeated ones)
+    body: str
+    started: float  # time.monotonic()
+    seconds: float
+
+    @property
+    def location(self) -> str | None:
+        return self.headers.get("location")
+
+    def hidden(self, name: str) -> str | None:
+        """The value of the hidden form field `name` (the first one)."""
+        match = re.search(rf'<input type="hidden" name="{re.escape(name)}" value="([^"]*)"', self.body)
+        return match.group(1) if match else None
+
+    @property
+    def lang(self) -> str | None:
+        match = re.search(r'<html lang="([^"]+)"', self.body)
+        return match.group(1) if match else None
+
+    @property
+    def h1(self) -> str | None:
+        match = re.search(r"<h1[^>]*>(.*?)</h1>", self.body, re.S)
+        return match.group(1).strip() if match else None
+
+    @property
+    def teletan(self) -> str | None:
+        """The teleTAN a result page shows (id="teletan"), without the group spaces."""
+        match = re.search(r'<p id="teletan"[^>]*>(.*?)</p>', self.body, re.S)
+        return re.sub(r"<[^>]+>|\s+", "", match.group(1)) if match else None
+
+    def shows_no_teletan(self) -> bool:
+        return 'id="teletan"' not in self.body and "teletan-spelled" not in self.body
+
+    def describe(self) -> str:
+        return f"{self.method} {self.path} -> {self.status} after {self.seconds:.2f} s: {self.body[:600]!r}"
+
+
+class Client:
+    """One browser: its own cookies, one new connection per request (Connection: close), no
+    redirects followed, `Accept-Language` of its language."""
+
+    def __init__(self, base_url: str, language: str = "en", timeout: float = REQUEST_TIMEOUT):
+        self.host, port = base_url.removeprefix("http://").split(":")
+        self.port = int(port)
+        self.language = language
+        self.timeout = timeout
+        self.cookies: dict[str, str] = {}
+
+    def request(self, method: str, path: str, form: dict[str, str] | None = None,
+                headers: dict[str, str] | None = None) -> Response:
+        body = urlencode(form).encode() if form is not None else None
+        all_headers = {"Accept-Language": self.language, "Connection": "close", **(headers or {})}
+        if body is not None:
+            all_headers["Content-Type"] = "application/x-www-form-urlencoded"
+        if self.cookies:
+            all_headers["Cookie"] = "; ".join(f"{name}={value}" for name, value in self.cookies.items())
+        started = time.monotonic()
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        try:
+            connection.request(method, path, body=body, headers=all_headers)
+            response = connection.getresponse()
+            content = response.read()
+            self._take_cookies(response.headers.get_all("Set-Cookie") or [])
+            return Response(method, path, response.status, {k.lower(): v for k, v in response.getheaders()},
+                            content.decode("utf-8", errors="replace"), started, time.monotonic() - started)
+        finally:
+            connection.close()
+
+    def get(self, path: str) -> Response:
+        return self.request("GET", path)
+
+    def post(self, path: str, form: dict[str, str]) -> Response:
+        return self.request("POST", path, form)
+
+    def _take_cookies(self, set_cookies: list[str]) -> None:
+        for header in set_cookies:
+            cookie = SimpleCookie()
+            cookie.load(header)
+            for name, morsel in cookie.items():
+                if morsel["max-age"] in ("0", "-1") or (morsel["expires"] and "1970" in morsel["expires"]):
+                    self.cookies.pop(name, None)
+                else:
+                    self.cookies[name] = morsel.value
+
+    # The officer's steps
+
+    def sign_in(self, username: str, password: str) -> Response:
+        """GET /signin (pre-session cookie, CSRF token), POST /signin. Returns the POST's answer
+        (303 to / when signed in)."""
+        page = self.get("/signin")
+        assert page.status == 200, page.describe()
+        csrf = page.hidden("csrf")
+        assert csrf, page.describe()
+        return self.post("/signin", {"username": username, "password": password, "csrf": csrf})
+
+    def signed_in(self, username: str, password: str) -> "Client":
+        answer = self.sign_in(username, password)
+        assert answer.status == 303 and answer.location == "/", answer.describe()
+        return self
+
+    def issue(self) -> "Issuance":
+        """One press of "Issue teleTAN": GET / (form with CSRF token and one-use nonce), POST
+        /teletan, GET /teletan/result. A teleTAN left waiting by an earlier attempt (its POST
+        committed, its page never came) is fetched instead of issuing a new one. Stops at the
+        first answer that is not the expected one."""
+        steps: list[Response] = []
+        home = self.get("/")
+        steps.append(home)
+        if home.status != 200:
+            return Issuance(steps)
+        if 'id="teletan-waiting"' not in home.body:
+            csrf, nonce = home.hidden("csrf"), home.hidden("nonce")
+            assert csrf and nonce, home.describe()
+            posted = self.post("/teletan", {"csrf": csrf, "nonce": nonce})
+            steps.append(posted)
+            if posted.status != 303:
+                return Issuance(steps)
+            assert posted.location == "/teletan/result", posted.describe()
+        steps.append(self.get("/teletan/result"))
+        return Issuance(steps)
+
+
+@dataclass
+class Issuance:
+    steps: list[Response]
+
+    @property
+    def last(self) -> Response:
+        return self.steps[-1]
+
+    @property
+    def teletan(self) -> str | None:
+        last = self.last
+        return last.teletan if last.path == "/teletan/result" and last.status == 200 else None
+
+
+def check_unavailable_page(response: Response, language: str = "en") -> None:
+    """The database-unavailable answer: 503, Retry-After: 5, the error page in `language`, and
+    no teleTAN on it."""
+    assert response.status == 503, response.describe()
+    assert response.headers.get("retry-after") == "5", \
+        f"Retry-After {response.headers.get('retry-after')!r}: {response.describe()}"
+    assert response.lang == language, response.describe()
+    assert response.h1 == UNAVAILABLE_TITLE[language], response.describe()
+    assert response.shows_no_teletan(), response.describe()
+
+
+# ---------------------------------------------------------------------------------------------
+# Load: officers issuing in threads, every answer recorded
+
+
+@dataclass
+class Attempt:
+    """One request of the load, with its answer or the exception it ended with."""
+    client: str
+    method: str
+    path: str
+    started: float
+    ended: float
+    status: int | None = None
+    response: Response | None = None
+    error: BaseException | None = None
+
+
+@dataclass
+class Load:
+    """Officers issuing back to back until stop(); every request and every teleTAN shown kept."""
+    clients: dict[str, Client]
+    attempts: list[Attempt] = field(default_factory=list)
+    shown: list[tuple[str, str, float]] = field(default_factory=list)  # (client, teleTAN, time)
+    stopping: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    threads: list[threading.Thread] = field(default_factory=list)
+    pause: float = 0.0
+    # After an answer that is not a teleTAN (the 503 page), wait like a person would before
+    # trying again, rather than hammering the portal in a tight loop.
+    pause_after_refusal: float = 0.2
+    # Ends a client's loop at its first connection error (the portal is going away).
+    stop_on_connection_error: bool = False
+
+    def start(self) -> "Load":
+        for name, client in self.clients.items():
+            thread = threading.Thread(target=self._run, args=(name, client), daemon=True, name=f"load-{name}")
+            thread.start()
+            self.threads.append(thread)
+        return self
+
+    def stop(self, timeout: float = 60) -> None:
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(timeout)
+            assert not thread.is_alive(), f"{thread.name} did not finish"
+
+    def _run(self, name: str, client: Client) -> None:
+        while not self.stopping.is_set():
+            outcome = self._issue_once(name, client)
+            if outcome is None and self.stop_on_connection_error:
+                return
+            pause = self.pause if outcome else self.pause_after_refusal
+            if pause:
+                self.stopping.wait(pause)
+
+    def _issue_once(self, name: str, client: Client) -> bool | None:
+        """One issuance: True if it showed a teleTAN, False if not, None if it ended with a
+        connection error."""
+        recording = _RecordingClient(client, name, self)
+        try:
+            issuance = recording.issue()
+        except (OSError, http.client.HTTPException) as error:
+            recording.record_error(error)
+            return None
+        teletan = issuance.teletan
+        if teletan:
+            with self.lock:
+                self.shown.append((name, teletan, time.monotonic()))
+        return teletan is not None
+
+    def drain(self) -> None:
+        """After stop(): each client fetches a teleTAN that may still wait for it (a POST whose
+        answer was lost), so that every teleTAN made ends up shown."""
+        for name, client in self.clients.items():
+            home = client.get("/")
+            assert home.status == 200, home.describe()
+            if 'id="teletan-waiting"' in home.body:
+                result = client.get("/teletan/result")
+                assert result.status == 200 and result.teletan, result.describe()
+                with self.lock:
+                    self.shown.append((name, result.teletan, time.monotonic()))
+
+    # What happened
+
+    def responses(self) -> list[Response]:
+        return [a.response for a in self.attempts if a.response is not None]
+
+    def errors(self) -> list[Attempt]:
+        return [a for a in self.attempts if a.error is not None]
+
+    def between(self, start: float, end: float) -> list[Attempt]:
+        return [a for a in self.attempts if a.started >= start and a.ended <= end]
+
+    def successes_after(self, moment: float) -> list[tuple[str, str, float]]:
+        return sorted((s for s in self.shown if s[2] >= moment), key=lambda s: s[2])
+
+
+class _RecordingClient:
+    """Wraps a Client so that each request of an issuance lands in the load's record."""
+
+    def __init__(self, client: Client, name: str, load: Load):
+        self.client, self.name, self.load = client, name, load
+        self.pending: tuple[str, str, float] | None = None
+
+    def issue(self) -> Issuance:
+        original = self.client.request
+
+        def recorded(method, path, form=None, headers=None):
+            started = time.monotonic()
+            self.pending = (method, path, started)
+            response = original(method, path, form, headers)
+            with self.load.lock:
+                self.load.attempts.append(Attempt(self.name, method, path, started, time.monotonic(),
+                                                  response.status, response))
+            self.pending = None
+            return response
+
+        self.client.request = recorded
+        try:
+            return Client.issue(self.client)
+        finally:
+            del self.client.request
+
+    def record_error(self, error: BaseException) -> None:
+        method, path, started = self.pending or ("?", "?", time.monotonic())
+        with self.load.lock:
+            self.load.attempts.append(Attempt(self.name, method, path, started, time.monotonic(), error=error))
+
+
+class Probe:
+    """Polls /health/live, /health/ready and one signed-in client's start page (in its language)
+    every `interval` seconds in a thread; keeps (time, path, status or None, Response or None)."""
+
+    def __init__(self, base_url: str, client: Client | None = None, interval: float = 0.25):
+        self.base_url, self.client, self.interval = base_url, client, interval
+        self.records: list[tuple[float, str, int | None, Response | None]] = []
+        self.errors: list[tuple[float, str, BaseException]] = []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True, name="probe")
+
+    def start(self) -> "Probe":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join(60)
+        assert not self.thread.is_alive(), "the probe did not finish"
+
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            for path in ("/health/live", "/health/ready"):
+                self.records.append((time.monotonic(), path, health(self.base_url, path), None))
+            if self.client is not None:
+                started = time.monotonic()
+                try:
+                    response = self.client.get("/")
+                    self.records.append((started, "/", response.status, response))
+                except (OSError, http.client.HTTPException) as error:
+                    self.errors.append((started, "/", error))
+            self.stopping.wait(self.interval)
+
+    def statuses(self, path: str, start: float = 0.0, end: float = float("inf")) -> list[int | None]:
+        return [status for moment, p, status, _ in self.records if p == path and start <= moment <= end]
+
+    def first(self, path: str, status: int, after: float) -> float | None:
+        """Time of the first answer `status` to `path` at or after `after`."""
+        moments = [moment for moment, p, s, _ in self.records if p == path and s == status and moment >= after]
+        return min(moments) if moments else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Direct database access, only for the checks afterwards
+
+
+class Database:
+    def __init__(self, location: str):
+        self.location = location
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.location.startswith(("postgres://", "postgresql://"))
+
+    def scalar(self, sql: str):
+        return self.rows(sql)[0][0]
+
+    def rows(self, sql: str) -> list[tuple]:
+        if self.is_postgres:
+            result = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", self.location],
+                                    input=sql, capture_output=True, text=True, timeout=30)
+            assert result.returncode == 0, f"psql failed: {result.stderr}"
+            return [tuple(_number(v) for v in line.split("\t")) for line in result.stdout.splitlines() if line]
+        connection = sqlite3.connect(self.location[len("sqlite:"):], timeout=10)
+        try:
+            return connection.execute(sql).fetchall()
+        finally:
+            connection.close()
+
+
+def _number(text: str):
+    return int(text) if re.fullmatch(r"-?\d+", text) else text
+
+
+def check_nothing_half_written(portal: Portal, shown: list[str]) -> dict[str, int]:
+    """The checks after a fault (the portal may be running or stopped):
+
+    - `portal audit verify --full` passes;
+    - every teleTAN shown was stored: its keyed fingerprint has a successful `teletan.issue`
+      audit entry and an `issued_teletans` row, and no teleTAN was shown twice;
+    - one issuance is all or nothing: the verification records (`teletans`), `issued_teletans`
+      and the successful `teletan.issue` entries agree in number, and each of those teleTANs was
+      shown or still waits in `pending_displays` (so nothing was issued that nobody saw);
+    - every used form nonce belongs to an issuance that committed (an issued teleTAN, or a
+      refusal because one was still waiting);
+    - every session has its successful `signin` entry, and no nonce or waiting teleTAN belongs
+      to a session that does not exist.
+
+    Returns the counts."""
+    verify = portal.audit_verify()
+    assert verify.returncode == 0, f"portal audit verify failed ({verify.returncode}):\n{verify.stdout}\n{verify.stderr}"
+
+    assert len(shown) == len(set(shown)), "a teleTAN was shown twice"
+    db = portal.db()
+    issued_entries = {row[0] for row in db.rows(
+        "SELECT subject FROM audit_log WHERE action = 'teletan.issue' AND outcome = 'success'")}
+    issued_rows = {row[0] for row in db.rows("SELECT fingerprint FROM issued_teletans")}
+    missing = [t for t in shown if portal.fingerprint(t) not in issued_entries]
+    assert not missing, f"{len(missing)} of {len(shown)} teleTANs shown have no teletan.issue audit entry"
+    missing = [t for t in shown if portal.fingerprint(t) not in issued_rows]
+    assert not missing, f"{len(missing)} of {len(shown)} teleTANs shown have no issued_teletans row"
+
+    counts = {
+        "teletans": db.scalar("SELECT COUNT(*) FROM teletans"),
+        "issued_teletans": db.scalar("SELECT COUNT(*) FROM issued_teletans"),
+        "issue_entries": db.scalar("SELECT COUNT(*) FROM audit_log WHERE action = 'teletan.issue' AND outcome = 'success'"),
+        "waiting_refusals": db.scalar("SELECT COUNT(*) FROM audit_log WHERE action = 'teletan.issue' "
+                                      "AND outcome = 'refused' AND details LIKE '%teletan_waiting%'"),
+        "pending_displays": db.scalar("SELECT COUNT(*) FROM pending_displays"),
+        "form_nonces": db.scalar("SELECT COUNT(*) FROM form_nonces"),
+        "sessions": db.scalar("SELECT COUNT(*) FROM sessions"),
+        "signin_entries": db.scalar("SELECT COUNT(*) FROM audit_log WHERE action = 'signin' AND outcome = 'success'"),
+        "shown": len(shown),
+    }
+    assert counts["teletans"] == counts["issued_teletans"] == counts["issue_entries"] == len(issued_entries), counts
+    assert counts["issue_entries"] == counts["shown"] + counts["pending_displays"], \
+        f"teleTANs issued that were neither shown nor are waiting to be shown: {counts}"
+    assert counts["form_nonces"] == counts["issue_entries"] + counts["waiting_refusals"], \
+        f"used form nonces without their issuance: {counts}"
+    assert counts["sessions"] <= counts["signin_entries"], f"sessions without a sign-in entry: {counts}"
+    for user, sessions in db.rows("SELECT username, COUNT(*) FROM sessions GROUP BY username"):
+        entries = db.scalar(f"SELECT COUNT(*) FROM audit_log WHERE action = 'signin' AND outcome = 'success' "
+                            f"AND actor = '{user}'")
+        assert sessions <= entries, f"{user} has {sessions} sessions but {entries} sign-in entries"
+    orphans = db.scalar("SELECT COUNT(*) FROM form_nonces WHERE session_hash NOT IN (SELECT id_hash FROM sessions)")
+    assert orphans == 0, f"{orphans} used form nonces of sessions that do not exist"
+    orphans = db.scalar("SELECT COUNT(*) FROM pending_displays WHERE session_hash NOT IN (SELECT id_hash FROM sessions)")
+    assert orphans == 0, f"{orphans} waiting teleTANs of sessions that do not exist"
+    return counts
+
+
+def admin_finds(admin: Client, teletans: list[str]) -> None:
+    """The admin's teleTAN lookup (/admin/audit, form `teletan-lookup`) finds each teleTAN's
+    issuance: POST /admin/audit/lookup -> 303 to its page, which shows the issuance facts."""
+    page = admin.get("/admin/audit")
+    assert page.status == 200, page.describe()
+    csrf = page.hidden("csrf")
+    assert csrf, page.describe()
+    for teletan in teletans:
+        answer = admin.post("/admin/audit/lookup", {"csrf": csrf, "teletan": teletan})
+        assert answer.status == 303 and answer.location.startswith("/admin/audit/teletans/"), answer.describe()
+        found = admin.get(answer.location)
+        assert found.status == 200, found.describe()
+        assert 'id="teletan-facts"' in found.body and 'id="teletan-not-found"' not in found.body, \
+            f"the admin's lookup does not find the teleTAN shown at {answer.location}"
+
+
+# ---------------------------------------------------------------------------------------------
+# A private PostgreSQL cluster (never the shared one on port 5432)
+
+
+def _postgres_bin() -> Path:
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(Path(p).parts[4]))
+    assert versions, "PostgreSQL is not installed (scripts/install-deps.sh)"
+    return Path(versions[-1]).parent
+
+
+class PostgresCluster:
+    """initdb + pg_ctl as user postgres, in a directory of its own, on a free port of 127.0.0.1,
+    trust authentication (it listens on the loopback address only and lives for one test run)."""
+
+    def __init__(self):
+        self.bin = _postgres_bin()
+        self.directory = Path(tempfile.mkdtemp(prefix="teletan-faults-pg-"))
+        os.chmod(self.directory, 0o755)
+        shutil.chown(self.directory, "postgres", "postgres")
+        self.data = self.directory / "data"
+        self.log = self.directory / "postgres.log"
+        self.port = free_ports(1)[0]
+        self._as_postgres(self.bin / "initdb", "-D", self.data, "-U", "postgres", "-A", "trust",
+                          "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
+
+    def _as_postgres(self, *command, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+        result = subprocess.run(["runuser", "-u", "postgres", "--", *map(str, command)], cwd="/",
+                                capture_output=True, text=True, timeout=timeout)
+        if check:
+            assert result.returncode == 0, f"{command[0]} failed ({result.returncode}): {result.stdout}\n{result.stderr}"
+        return result
+
+    def start(self) -> None:
+        options = (f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.directory} "
+                   "-c fsync=off -c max_connections=60")
+        self._as_postgres(self.bin / "pg_ctl", "-D", self.data, "-l", self.log, "-w", "-t", "30", "-o", options, "start")
+
+    def stop(self, mode: str = "fast") -> None:
+        self._as_postgres(self.bin / "pg_ctl", "-D", self.data, "-m", mode, "-w", "-t", "30", "stop")
+
+    def is_running(self) -> bool:
+        return self._as_postgres(self.bin / "pg_ctl", "-D", self.data, "status", check=False).returncode == 0
+
+    def is_ready(self) -> bool:
+        return subprocess.run(["pg_isready", "-q", "-h", "127.0.0.1", "-p", str(self.port)]).returncode == 0
+
+    def psql(self, sql: str, database: str = "postgres") -> str:
+        result = self._as_postgres("psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
+                                   "-p", self.port, "-U", "postgres", "-d", database, "-c", sql)
+        return result.stdout.strip()
+
+    def create_database(self, name: str) -> str:
+        """A new database owned by role teletan; returns the portal's URL for it."""
+        if not self.psql("SELECT 1 FROM pg_roles WHERE rolname = 'teletan'"):
+            self.psql("CREATE ROLE teletan LOGIN PASSWORD 'teletan'")
+        self.psql(f"CREATE DATABASE {name} OWNER teletan ENCODING 'UTF8' TEMPLATE template0")
+        return f"postgres://teletan:teletan@127.0.0.1:{self.port}/{name}?sslmode=disable"
+
+    def remove(self) -> None:
+        if self.is_running():
+            self.stop("immediate")
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def wait_until(condition, timeout: float, interval: float = 0.1, what: str = "condition") -> float:
+    """Polls `condition` until true; returns the seconds it took. Raises after `timeout`."""
+    started = time.monotonic()
+    while True:
+        if condition():
+            return time.monotonic() - started
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"{what} not within {timeout} s")
+        time.sleep(interval)
+
+
+def health(base_url: str, path: str) -> int | None:
+    """Status of GET `path` (/health/live, /health/ready), None if there was no answer."""
+    host, port = base_url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=REQUEST_TIMEOUT)
+    try:
+        connection.request("GET", path)
+        return connection.getresponse().status
+    except (OSError, http.client.HTTPException):
+        return None
+    finally:
+        connection.close()
