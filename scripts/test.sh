@@ -46,6 +46,8 @@ psql -q "$e2e_url" -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public'
 # every test applies to it, so none may be skipped.
 E2E_DATABASE="$e2e_url" E2E_INTERNAL_TLS=1 E2E_NO_SKIPS=1 python3 -m pytest -q Tests/e2e
 
+echo "== fault tests (database restart and read-only, disk full, hanging PAM, SIGTERM under load)"
+python3 -m pytest -q Tests/faults
 echo "== schemathesis (property-based tests of both listeners against the OpenAPI document)"
 bash scripts/schemathesis.sh
 echo "all test suites passed (Swift on SQLite and PostgreSQL, browser x2, end to end x2, schemathesis)"
