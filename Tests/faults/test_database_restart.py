@@ -38,7 +38,10 @@ def test_postgresql_restart_while_officers_issue(postgres_cluster, portals):
 
         # A sign-in while the database is away, in a thread: it must not keep the test waiting.
         def sign_in() -> None:
-            signin_during_outage["response"] = portal.client().sign_in(*bench_officer(OFFICERS + 2))
+            try:
+                signin_during_outage["response"] = portal.client().sign_in(*bench_officer(OFFICERS + 2))
+            except Exception as error:  # reported below
+                signin_during_outage["error"] = error
         signing_in = threading.Thread(target=sign_in, daemon=True)
         time.sleep(1.0)
         signing_in.start()
@@ -90,6 +93,7 @@ def test_postgresql_restart_while_officers_issue(postgres_cluster, portals):
     assert 503 in probe.statuses("/health/ready", stopped_at, restart_at), \
         f"/health/ready never answered 503 while PostgreSQL was away: {probe.statuses('/health/ready', stopped_at, restart_at)}"
     assert set(probe.statuses("/health/live")) == {200}, f"/health/live: {set(probe.statuses('/health/live'))}"
+    assert "response" in signin_during_outage, f"the sign-in during the outage failed: {signin_during_outage}"
     check_unavailable_page(signin_during_outage["response"], "en")
 
     # Back by itself, without a restart of the portal.
