@@ -130,7 +130,7 @@ start_server "the portal" "$tmp/portal.log" "http://127.0.0.1:$port/health/ready
 portal_pid=$server_pid
 
 # --- Load ------------------------------------------------------------------------------------
-note "soak: $officers officers + $agents hotline agents, ${seconds}s, a row every ${period}s, think time x$think"
+note "$officers officers + $agents hotline agents, ${seconds}s, a row every ${period}s, think time x$think"
 load_status=0
 timeout --kill-after=10 $((seconds + 600)) \
   python3 "$bench/soak_load.py" run --port "$port" --portal-pid "$portal_pid" --officers "$officers" --agents "$agents" \

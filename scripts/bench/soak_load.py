@@ -8,7 +8,9 @@ all along. Driven by scripts/soak.sh (see docs/benchmarks.md, "Soak").
 
 **run.** Every simulated person is one thread with its own keep-alive HTTP/1.1 connection to
 127.0.0.1 (the Officer class of portal_load.py: cookies, CSRF, no other address). All sign in
-first (8 at a time), then each starts after a random delay and repeats its flow until the end:
+first (4 at a time), then load their start page at the same moment three times (warm-up: the
+database pool opens its connections, see warm_up()); then the measured run starts, each person
+after a random delay of 0-10 s, repeating its flow until the end:
 
 * officer (tt-bench-NN): GET / -> POST /teletan -> GET /teletan/result (a valid teleTAN) ->
   POST /teletan/done -> GET /; now and then GET /teletan/recent (one row per teleTAN it issued,
@@ -62,10 +64,12 @@ from portal_load import (CSRF_RE, NONCE_RE, TELETAN_MARK, Officer, Unexpected, m
 MAX_PEOPLE = 50          # per role: the bench accounts tt-bench-01..50, tt-hotbench-01..50
 MAX_SECONDS = 3600
 # Every person connects from 127.0.0.1, and the portal admits at most a quarter of its
-# --pam-threads (4 of 16) sign-ins in progress per client address (503 beyond, by design): so at
-# most 4 POST /signin are in flight at once, at the start and during the run.
-SIGNIN_CONCURRENCY = 4
-SIGNIN_GATE = threading.BoundedSemaphore(SIGNIN_CONCURRENCY)
+# --pam-threads (4 of 16) sign-ins in progress per client address (503 beyond, by design): so in
+# the sign-in phase at most 4 POST /signin are in flight at once. During the run, at most one:
+# a sign-in in progress costs the portal about 16 MiB (pam_unix's yescrypt), and two that overlap
+# by chance would add 16 MiB to one minute's RSS peak and make the minutes' peaks a lottery.
+SIGNIN_CONCURRENCY_START = 4
+SIGNIN_CONCURRENCY_RUN = 1
 FAILURES_KEPT = 50
 ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # TeleTAN.alphabet
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -196,6 +200,7 @@ class Person(Officer):
     checked requests and the pauses of the soak."""
 
     role = "person"
+    signin_gate = threading.BoundedSemaphore(SIGNIN_CONCURRENCY_START)  # replaced for the run
 
     def __init__(self, username: str, args, recorder: Recorder, t_end: float, seed: int):
         super().__init__(username, args.password, args.port, args.timeout)
@@ -273,7 +278,7 @@ class Person(Officer):
         match = CSRF_RE.search(signin_page)
         if not match:
             raise Failure("GET /signin: no csrf", "sign-in page without csrf")
-        with SIGNIN_GATE:
+        with Person.signin_gate:
             self.go("POST", "/signin", {"username": self.username, "password": self.password, "csrf": match.group(1).decode()},
                     status=303, location="/")
         if "portal_session" not in self.cookies:
@@ -696,7 +701,7 @@ class Sampler(threading.Thread):
 
 # -- run ----------------------------------------------------------------------------------------
 def sign_in_all(people: list[Person], recorder: Recorder) -> float:
-    """Everyone signs in (POST /signin 4 at a time, SIGNIN_GATE)."""
+    """Everyone signs in (POST /signin 4 at a time)."""
 
     def one(person: Person) -> None:
         try:
@@ -711,6 +716,34 @@ def sign_in_all(people: list[Person], recorder: Recorder) -> float:
     for t in threads:
         t.join()
     return time.monotonic() - started
+
+
+def warm_up(people: list[Person], recorder: Recorder, rounds: int = 3) -> None:
+    """All signed-in people load their start page at the same moment, a few times: the portal's
+    database pool opens connections lazily, up to --database-pool-size, when requests wait for
+    one; this burst makes it open what the highest concurrency needs before the run, so that a
+    rise of connections later in the run is not the pool filling up but a leak."""
+    ready = [p for p in people if p.signed_in]
+    if not ready:
+        return
+    barrier = threading.Barrier(len(ready))
+
+    def one(person: Person) -> None:
+        for _ in range(rounds):
+            try:
+                barrier.wait(timeout=60)
+            except threading.BrokenBarrierError:
+                return
+            try:
+                person.go("GET", "/", marks=person.home_marks, kind="GET / (warm-up)")
+            except Failure as failure:
+                recorder.failure(person.username, failure.key, failure.detail)
+
+    threads = [threading.Thread(target=one, args=(p,)) for p in ready]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def run(args) -> int:
@@ -734,6 +767,8 @@ def run(args) -> int:
 
     rss_before = status_fields(args.portal_pid)
     signin_seconds = sign_in_all(people, recorder)
+    warm_up(people, recorder)
+    db_after_warm_up = pg_connections(args.pg_database) if args.pg_database else None
     signin_requests = len(recorder.requests)
     signin_failures = recorder.failure_count
     rss_after_signin = status_fields(args.portal_pid)
@@ -742,6 +777,7 @@ def run(args) -> int:
           f"think time x{args.think:g}", file=sys.stderr)
 
     # Measured run: t = 0 now; the sign-in phase's requests keep negative times.
+    Person.signin_gate = threading.BoundedSemaphore(SIGNIN_CONCURRENCY_RUN)
     t0 = time.monotonic()
     shift = t0 - recorder.t0
     recorder.requests = [(t - shift, ms, kind, ok) for (t, ms, kind, ok) in recorder.requests]
@@ -809,7 +845,7 @@ def run(args) -> int:
         "broken": broken,
         "signin": {"seconds": round(signin_seconds, 2), "requests": signin_requests, "failures": signin_failures,
                    "rss_before_kib": rss_before.get("VmRSS"), "rss_after_kib": rss_after_signin.get("VmRSS"),
-                   "hwm_kib": rss_after_signin.get("VmHWM")},
+                   "hwm_kib": rss_after_signin.get("VmHWM"), "db_after_warm_up": db_after_warm_up},
         "requests": len(recorder.requests), "failures": recorder.failure_count,
         "failed_requests": sum(1 for r in recorder.requests if not r[3]),
         "failure_kinds": dict(recorder.failure_kinds.most_common()), "failure_details": recorder.failures,
@@ -845,7 +881,8 @@ def verdicts(load: dict, audit_ok: bool | None, audit_text: str) -> list[tuple[s
     * RSS flat: the last period's RSS peak is within 10 % of the second period's, either way
       (0.90 <= last / second <= 1.10). The peak of a period is VmHWM, the kernel's exact
       high-water mark, reset at the period's start (so it includes every short spike, e.g. a
-      sign-in's 16 MiB yescrypt hash); the highest 5 s VmRSS sample is shown next to it;
+      sign-in's 16 MiB yescrypt hash: sign-ins in the run happen one at a time, see
+      SIGNIN_CONCURRENCY_RUN); the highest 5 s VmRSS sample is shown next to it;
     * no growth of fds / database connections: the highest 5 s sample of the last period is not
       above the highest sample of the second period;
     * `portal audit verify --full` passes on the database afterwards.
@@ -889,8 +926,9 @@ def report(args) -> int:
         if env.get(key):
             out.append(f"  {label + ':':<14}{env[key]}")
     s = load["signin"]
-    out.append(f"  sign-in phase: {s['requests']} requests in {s['seconds']:.1f} s, {s['failures']} failure(s); "
-               f"RSS {fmt_mb(s['rss_before_kib'])} before, {fmt_mb(s['rss_after_kib'])} after (peak {fmt_mb(s['hwm_kib'])})")
+    out.append(f"  sign-in phase and warm-up: {s['requests']} requests, sign-ins {s['seconds']:.1f} s, {s['failures']} failure(s); "
+               f"RSS {fmt_mb(s['rss_before_kib'])} before, {fmt_mb(s['rss_after_kib'])} after (peak {fmt_mb(s['hwm_kib'])})"
+               + (f"; {s['db_after_warm_up']} database connections" if s.get("db_after_warm_up") is not None else ""))
     out.append("")
     unit = "min" if load["period_seconds"] == 60 else f"{load['period_seconds']:g}s"
     out.append(f"  {unit:>4} {'requests':>8} {'fail':>4} {'req/s':>6} {'p50 ms':>7} {'p99 ms':>7} "
