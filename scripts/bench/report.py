@@ -273,6 +273,11 @@ def main() -> int:
                 add(f"    WARNING: other processes used {pcores['other']:.2f} cores during the replay: the floor is skewed")
         if tps:
             add("    portal / this floor   " + ", ".join(f"{s['cycles_per_s'] / tps:.1%} at {s['officers']} officers" for s in summaries))
+            slower = [f for f in floors if f["tps"] and f["tps"] < 0.9 * tps and f["clients"] > (int(clients) if clients.isdigit() else 10**6)]
+            if slower:
+                add(f"    NOTE: with {' and '.join(str(f['clients']) for f in slower)} clients the replay is more than 10 % slower "
+                    f"than with {clients}: more connections than cores queue on the row locks (audit head, global shards),")
+                add("          and a lock holder that is preempted stalls them all; portal / this floor is the stricter ratio")
 
     # Where the time goes: CPU per cycle, the portal's runs next to their floors.
     add("")
