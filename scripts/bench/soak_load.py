@@ -33,8 +33,8 @@ that answer is checked and counted as a take conflict, not as a failure.
 Every --sample seconds the coordinator records the portal's VmRSS and VmHWM, its open file
 descriptors (/proc/PID/fd), its threads, its database connections (PostgreSQL: pg_stat_activity
 for the database; SQLite: descriptors open on the database file and its -wal/-shm) and the CPU
-time of portal, postgres, this client and the machine. At every report period's end VmHWM is read
-(the peak of that period) and reset (/proc/PID/clear_refs).
+time of the portal, of those database backends, of this client and of the machine. At every
+report period's end VmHWM is read (the peak of that period) and reset (/proc/PID/clear_refs).
 
 **report.** Per period: requests, failures, requests/s, p50/p99 latency, RSS (highest 5 s
 sample and VmHWM), fds, database connections, CPU; then the verdicts (see verdicts()).
@@ -59,7 +59,7 @@ from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from portal_load import (CSRF_RE, NONCE_RE, TELETAN_MARK, Officer, Unexpected, machine_cpu,  # noqa: E402
-                         percentile, postgres_cpu, proc_cpu, reset_peak_rss, rss_kib, summarize)
+                         percentile, proc_cpu, reset_peak_rss, summarize)
 
 MAX_PEOPLE = 50          # per role: the bench accounts tt-bench-01..50, tt-hotbench-01..50
 MAX_SECONDS = 3600
@@ -623,16 +623,21 @@ def open_fds(pid: int, prefix: str | None = None) -> int | None:
     return count
 
 
-def pg_connections(database: str) -> int | None:
-    """Connections to `database` in pg_stat_activity, this query's own not counted (psql as the
-    role in PGUSER/PGPASSWORD, to the maintenance database postgres)."""
-    query = f"SELECT count(*) FROM pg_stat_activity WHERE datname = '{database}' AND pid <> pg_backend_pid()"
+def pg_backends(database: str) -> list[int] | None:
+    """The server processes of the connections to `database` (pg_stat_activity), this query's
+    own not counted (psql as the role in PGUSER/PGPASSWORD, to the maintenance database)."""
+    query = f"SELECT pid FROM pg_stat_activity WHERE datname = '{database}' AND pid <> pg_backend_pid()"
     try:
         out = subprocess.run(["psql", "-h", "127.0.0.1", "-p", os.environ.get("PGPORT", "5432"), "-d", "postgres",
                               "-qAtX", "-c", query], capture_output=True, text=True, timeout=10, cwd="/")
-        return int(out.stdout.strip()) if out.returncode == 0 else None
+        return [int(line) for line in out.stdout.split()] if out.returncode == 0 else None
     except (OSError, ValueError, subprocess.TimeoutExpired):
         return None
+
+
+def pg_connections(database: str) -> int | None:
+    pids = pg_backends(database)
+    return None if pids is None else len(pids)
 
 
 class Sampler(threading.Thread):
@@ -648,10 +653,13 @@ class Sampler(threading.Thread):
         pid = self.args.portal_pid
         busy, total = machine_cpu()
         sample = {"status": status_fields(pid), "fds": open_fds(pid),
-                  "cpu": {"portal": proc_cpu(pid), "postgres": postgres_cpu() if self.args.pg_database else 0.0,
-                          "client": proc_cpu(self.client_pid), "busy": busy, "total": total}}
+                  "cpu": {"portal": proc_cpu(pid), "postgres": 0.0, "client": proc_cpu(self.client_pid),
+                          "busy": busy, "total": total}}
         if self.args.pg_database:
-            sample["db"] = pg_connections(self.args.pg_database)
+            backends = pg_backends(self.args.pg_database)
+            sample["db"] = None if backends is None else len(backends)
+            # CPU time of this database's backends (not of other databases on the same server).
+            sample["backends"] = {b: proc_cpu(b) for b in backends or []}
         elif self.args.sqlite_file:
             sample["db"] = open_fds(pid, self.args.sqlite_file)
         return sample
@@ -692,10 +700,12 @@ class Sampler(threading.Thread):
                "requests": requests}
         if previous:
             row["rps"] = requests / self.args.sample
-            # CPU seconds used since the previous sample (postgres: the processes alive at both
-            # samples' times; a backend that exited takes its CPU time with it, hence max 0).
+            # CPU seconds used since the previous sample (postgres: the backends serving this
+            # database; one opened since the previous sample counts with all its time).
             row["cpu"] = {k: round(max(0.0, sample["cpu"][k] - previous["cpu"][k]), 3)
-                          for k in ("portal", "postgres", "client", "busy")}
+                          for k in ("portal", "client", "busy")}
+            before = previous.get("backends", {})
+            row["cpu"]["postgres"] = round(sum(max(0.0, cpu - before.get(b, 0.0)) for b, cpu in sample.get("backends", {}).items()), 3)
         return row
 
 
@@ -942,7 +952,8 @@ def report(args) -> int:
                    f"{fmt(r['db_max'], 'd'):>3} {fmt(r['threads_max'], 'd'):>3} {c['portal']:>6.2f} {c['postgres']:>5.2f} "
                    f"{c['client']:>6.2f} {other:>5.2f}")
     out.append("  (RSS in MB = 10^6 bytes: peak = VmHWM of the period, max5s = highest 5 s VmRSS sample; fds, db = highest")
-    out.append("   5 s sample; thr = portal threads; CPU in cores: portal, postgres, this client, other = rest of the machine)")
+    out.append("   5 s sample; thr = portal threads; CPU in cores: portal, pg = the database's backends, this client,")
+    out.append("   other = the rest of the machine)")
     out.append("")
     out.append(f"  requests {load['requests']} (sign-in phase included), failures {load['failures']}, "
                f"take conflicts {sum(load['take_conflicts'].values())}"
