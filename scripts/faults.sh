@@ -52,6 +52,10 @@
 #   FAULT_STORM_ADDRESSES=64    storm: X-Forwarded-For addresses 10.77.x.y the storm rotates over
 #   FAULT_STORM_NAMES=400       storm: made-up names it picks from (plus the last 10 real accounts,
 #                               tt-bench-41..50, for 10 % of the attempts)
+#   FAULT_SETTLE=0              pam-hang, storm: seconds to keep the portal running after the fault
+#                               phase and then list the audit entries written meanwhile (the
+#                               portal sums PAM-busy refusals up once a minute: 65 shows that entry;
+#                               a lock's refusals are summed up when it ends, see FAULT_SIGNIN_LOCKOUT)
 #   FAULT_SIGNIN_LOCKOUT        the portal's --signin-lockout (default: the portal's, 15m); with a
 #                               short one (e.g. 30s) locks end during the run and the audit trail's
 #                               summing-up entries ("refused": N) show up
@@ -101,6 +105,7 @@ storm_addresses=${FAULT_STORM_ADDRESSES:-64}; int_in FAULT_STORM_ADDRESSES "$sto
 storm_names=${FAULT_STORM_NAMES:-400};    int_in FAULT_STORM_NAMES "$storm_names" 1 100000
 outage=${FAULT_OUTAGE:-5};                int_in FAULT_OUTAGE "$outage" 0 120
 after=${FAULT_AFTER:-15};                 int_in FAULT_AFTER "$after" 5 600
+settle=${FAULT_SETTLE:-0};                int_in FAULT_SETTLE "$settle" 0 1200
 stop_mode=${FAULT_PG_STOP_MODE:-fast}
 [[ $stop_mode == fast || $stop_mode == immediate ]] || die "FAULT_PG_STOP_MODE must be fast or immediate"
 pam_timeout=${FAULT_PAM_TIMEOUT:-2s}
@@ -250,9 +255,9 @@ checkpoint
 # --- Load ------------------------------------------------------------------------------------
 note "$scenario: $officers officers (pace ${pace}s), warm-up ${warmup}s, baseline ${baseline}s, fault ${fault_seconds}s"
 load_status=0
-timeout --kill-after=10 $((warmup + baseline + fault_seconds + outage + after + 400)) \
+timeout --kill-after=10 $((warmup + baseline + fault_seconds + outage + after + settle + 400)) \
   python3 "$bench/fault_load.py" "$scenario" --port "$port" --portal-pid "$server_pid" --officers "$officers" \
-    --pace "$pace" --warmup "$warmup" --baseline "$baseline" --fault "$fault_seconds" --db-url "$db_url" \
+    --pace "$pace" --warmup "$warmup" --baseline "$baseline" --fault "$fault_seconds" --settle "$settle" --db-url "$db_url" \
     "${load_args[@]}" --json-out "$tmp/result.json" >"$tmp/report.txt" || load_status=$?
 problems=$(log_problems "$tmp/portal.log")
 if (( load_status != 0 )) || [[ ! -s $tmp/result.json ]]; then
