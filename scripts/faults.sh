@@ -164,8 +164,10 @@ trap cleanup EXIT
 
 run_facts_json() {
   jq -nc --arg git "$BENCH_GIT" --arg machine "$BENCH_MACHINE" --arg pg "$BENCH_PG_VERSION" \
-    --arg bin "$PORTAL_BIN" --arg build "$build" --arg when "$(date -Is)" \
-    '{git: $git, machine: $machine, postgres: $pg, portal_bin: $bin, build: $build, finished: $when}'
+    --arg bin "$PORTAL_BIN" --arg build "$build" --arg when "$(date -Is)" --arg pool "$pool_size" \
+    --arg lockout "${lockout:-default}" --arg sync "${sync_commit:-server}" \
+    '{git: $git, machine: $machine, postgres: $pg, portal_bin: $bin, build: $build, finished: $when,
+      pool_size: ($pool | tonumber), signin_lockout: $lockout, synchronous_commit: $sync}'
 }
 
 # --- Database ------------------------------------------------------------------------------
