@@ -30,7 +30,7 @@ extension PortalDatabase {
             return unavailability(of: psql)
         case let sqlite as SQLiteError:
             return unavailability(of: sqlite.reason)
-        case is NIOConnectionError, is IOError, is ChannelError:
+        case is NIOConnectionError, is IOError, is ChannelError, is ConnectionCheckingDatabase.ConnectionLost:
             return .unreachable
         default:
             return nil

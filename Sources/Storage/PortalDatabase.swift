@@ -65,7 +65,8 @@ package final class PortalDatabase: Sendable {
 
     /// A database handle; cheap, make one per request or job.
     package func database(logger: Logger) -> any Database {
-        databases.database(logger: logger, on: eventLoopGroup.any())!
+        let database = databases.database(logger: logger, on: eventLoopGroup.any())!
+        return location.isSQLite ? database : ConnectionCheckingDatabase(database)
     }
 
     /// Creates missing tables and indexes. Safe to run on every start and from several instances:

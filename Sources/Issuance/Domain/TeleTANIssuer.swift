@@ -169,6 +169,10 @@ package struct TeleTANIssuer: Sendable {
         } catch VerificationServiceError.unavailable(let reason) {
             try await audit.append(event(.failure, nil, ["type": type.rawValue, "reason": "service_unavailable", "detail": reason]), at: time, on: db)
             throw IssuanceError.serviceUnavailable
+        } catch let error where PortalDatabase.isUnavailable(error) {
+            // The database is away (restarting, read-only, full): nothing was committed, nothing is
+            // shown, and there is nowhere to write an audit entry. The 503 page says to retry soon.
+            throw error
         } catch {
             // The database (or the audit write) failed: nothing was committed, nothing is shown.
             user.logger.error("teleTAN issuance failed", metadata: ["error": "\(String(reflecting: Swift.type(of: error)))"])
