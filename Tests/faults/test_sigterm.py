@@ -11,6 +11,8 @@ import re
 import signal
 import socket
 import time
+
+import pytest
 from urllib.parse import urlencode
 
 from faults_support import (ADMIN, Load, OFFICER, admin_finds, bench_officer, check_nothing_half_written)
@@ -53,8 +55,10 @@ def refuses_connections(port: int) -> bool:
         return True
 
 
-def test_sigterm_under_load(portals):
-    portal = portals()
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_sigterm_under_load(portals, database, request):
+    location = request.getfixturevalue("postgres_cluster").create_database("faults_sigterm") if database == "postgresql" else None
+    portal = portals(database=location)
     portal.start()
     admin = portal.client().signed_in(*ADMIN)
     officers = {f"officer-{n}": portal.client().signed_in(*bench_officer(20 + n)) for n in range(1, OFFICERS + 1)}
