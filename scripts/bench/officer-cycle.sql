@@ -19,9 +19,9 @@
 --
 -- Differences in shape left: parameters are sent as text (the portal sends times and UUIDs
 -- binary), and issued_teletans.health_authority is '' where the portal binds NULL (pgbench has
--- no NULL). The audit entries' hashes are computed as the portal's are, but over the replay's
--- canonical text, which `portal audit verify` does not check (the script verifies before the
--- replay).
+-- no NULL). The audit entry's canonical text is built as the portal builds it, so the replay's
+-- entries chain like the portal's: `portal audit verify` after the replay checks that too (if
+-- it fails there but not before the replay, the portal's canonical form changed).
 --
 -- Casts: pgbench sends parameters untyped, PostgreSQL infers their types. Where it would infer
 -- text and convert (a parameter in a SELECT list), a cast gives the parameter the type the portal
