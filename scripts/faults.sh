@@ -164,7 +164,7 @@ trap cleanup EXIT
 
 run_facts_json() {
   jq -nc --arg git "$BENCH_GIT" --arg machine "$BENCH_MACHINE" --arg pg "$BENCH_PG_VERSION" \
-    --arg bin "$PORTAL_BIN" --arg build "$build" --arg when "$(date -Is)" --arg pool "$pool_size" \
+    --arg bin "$PORTAL_BIN ($bin_id)" --arg build "$build" --arg when "$(date -Is)" --arg pool "$pool_size" \
     --arg lockout "${lockout:-default}" --arg sync "${sync_commit:-server}" \
     '{git: $git, machine: $machine, postgres: $pg, portal_bin: $bin, build: $build, finished: $when,
       pool_size: ($pool | tonumber), signin_lockout: $lockout, synchronous_commit: $sync}'
@@ -210,6 +210,7 @@ fi
 
 # --- Portal ----------------------------------------------------------------------------------
 portal=$(private_copy "$PORTAL_BIN")
+bin_id="$(date -r "$PORTAL_BIN" '+%Y-%m-%d %H:%M:%S'), sha256 $(sha256sum "$portal" | cut -c1-12)"
 portal_args=(serve --host 127.0.0.1 --port "$port" --metrics-port "$metrics_port" --database "$db_url"
   --secret-file "$tmp/secret" --audit-checkpoint-key "$tmp/audit-checkpoint-key.pem"
   --teletan-interval 0s --teletans-per-user-per-day 10000000 --teletans-per-hour 100000000
@@ -277,7 +278,7 @@ else
 fi
 
 # --- Report ----------------------------------------------------------------------------------
-echo "faults $scenario: $BENCH_GIT, $PORTAL_BIN ($build); $BENCH_MACHINE; $BENCH_PG_VERSION${sync_commit:+ (synchronous_commit=$sync_commit for $pg_db)}${lockout:+; --signin-lockout $lockout}"
+echo "faults $scenario: $BENCH_GIT, $PORTAL_BIN ($build, $bin_id); $BENCH_MACHINE; $BENCH_PG_VERSION${sync_commit:+ (synchronous_commit=$sync_commit for $pg_db)}${lockout:+; --signin-lockout $lockout}"
 cat "$tmp/report.txt"
 echo "  portal log: $problems warning/error line(s)$( ((problems)) && printf ', e.g. %s' "$(grep -iE 'warning|error|critical' "$tmp/portal.log" | head -n 1 | cut -c1-200)")"
 echo "  audit verify: $audit_result"
