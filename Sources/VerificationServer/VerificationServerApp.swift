@@ -63,7 +63,8 @@ package final class VerificationServerApp: Sendable {
 
     /// The internal listener: teleTAN creation (portals) and TAN verification (submission server).
     package func makeInternalRouter() -> Router<ServerRequestContext> {
-        let router = Router(context: ServerRequestContext.self)
+        // HEAD wherever GET is (only /metrics here), as on the app-facing listener.
+        let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
         if let tls = configuration.internalTLS, tls.requiresClientCertificate {
             router.add(middleware: ClientCertificateMiddleware(allowedThumbprints: tls.allowedClientThumbprints))
         }
@@ -81,7 +82,7 @@ package final class VerificationServerApp: Sendable {
         // Here, not on the app-facing listener: counters that move only for real redemptions
         // would let anyone on the internet tell an app's real requests from its dummies.
         router.get("/metrics") { [metrics] _, _ in metrics.render() }
-        router.addMethodNotAllowedResponses(headWhereGet: false)
+        router.addMethodNotAllowedResponses(headWhereGet: true)
         return router
     }
 

@@ -496,12 +496,7 @@ def _method_cases():
         for method in OTHER_METHODS:
             if method in listed:
                 continue
-            marks = []
-            if method == "HEAD" and "GET" in listed and listener_of(path) == "internal":
-                marks = [pytest.mark.xfail(strict=True, reason="the internal listener answers HEAD /metrics with 405 "
-                                                               "(headWhereGet: false), the document says HEAD is answered "
-                                                               "wherever GET is")]
-            yield pytest.param(path, method, "GET" in listed and method == "HEAD", id=f"{method} {path}", marks=marks)
+            yield pytest.param(path, method, "GET" in listed and method == "HEAD", id=f"{method} {path}")
 
 
 @pytest.mark.parametrize("path, method, like_get", list(_method_cases()))

@@ -61,9 +61,9 @@ package struct AuditSearch: Sendable {
         case .newest:
             return AuditPage(entries: rows, older: more ? rows.last?.seq : nil, newer: nil)
         case .before(let seq):
-            return AuditPage(entries: rows, older: more ? rows.last?.seq : nil, newer: rows.first.map(\.seq) ?? seq - 1)
+            return AuditPage(entries: rows, older: more ? rows.last?.seq : nil, newer: rows.first.map(\.seq) ?? (seq == .min ? seq : seq - 1))
         case .after(let seq):
-            return AuditPage(entries: rows, older: rows.last.map(\.seq) ?? seq + 1, newer: more ? rows.first?.seq : nil)
+            return AuditPage(entries: rows, older: rows.last.map(\.seq) ?? (seq == .max ? seq : seq + 1), newer: more ? rows.first?.seq : nil)
         }
     }
 
