@@ -141,13 +141,17 @@ db_url="postgres://$pg_user:$PGPASSWORD@$pg_host:$pg_port/$pg_db"
 
 # --- Clean-up: the portal's hanging PAM children, the hang file, the private cluster ---------
 hang_file=/etc/teletan-portal-test/hang-seconds
-wrote_hang=0 pg_dir= pg_bin= priv_port= sync_commit=${sync_commit:-}
-kill_pam_children() { # pam_exec's sleeps (children of our portal), by pid
-  [[ -n $server_pid ]] || return 0
+wrote_hang=0 pg_dir= pg_bin= priv_port= sync_commit=${sync_commit:-} load_pid=
+kill_pam_children() { # pam_exec's sleeps (children of our portal), by pid. KILL: they inherit the
+  [[ -n $server_pid ]] || return 0  # PAM thread's signal mask, in which TERM is blocked
   local pid
-  for pid in $(ps -o pid= --ppid "$server_pid" 2>/dev/null); do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in $(ps -o pid= --ppid "$server_pid" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
 }
 cleanup() {
+  if [[ -n $load_pid ]]; then
+    kill -TERM "$load_pid" 2>/dev/null || true
+    wait "$load_pid" 2>/dev/null || true
+  fi
   kill_pam_children
   stop_server
   if (( wrote_hang )); then rm -f "$hang_file" "$hang_file.tmp"; fi
@@ -251,17 +255,25 @@ esac
 int_in FAULT_SECONDS "$fault_seconds" 0 600
 
 note "starting $PORTAL_BIN ($build) on 127.0.0.1:$port"
-start_server "the portal" "$tmp/portal.log" "http://127.0.0.1:$port/health/ready" "$portal" "${portal_args[@]}" \
+# setsid (no fork: same pid): Ctrl-C in the terminal reaches this script, which stops the load
+# generator, ends the hanging pam_exec children and only then the portal; a portal stopped by the
+# terminal's signal first would leave those children behind for up to FAULT_HANG_SECONDS.
+start_server "the portal" "$tmp/portal.log" "http://127.0.0.1:$port/health/ready" setsid "$portal" "${portal_args[@]}" \
   || die "the portal exited during start-up"
 checkpoint
 
 # --- Load ------------------------------------------------------------------------------------
 note "$scenario: $officers officers (pace ${pace}s), warm-up ${warmup}s, baseline ${baseline}s, fault ${fault_seconds}s"
+# In the background and waited for, so that Ctrl-C (or TERM) stops it at once: timeout runs it in
+# a process group of its own, which the terminal's signal does not reach; cleanup sends TERM.
 load_status=0
 timeout --kill-after=10 $((warmup + baseline + fault_seconds + outage + after + settle + 400)) \
   python3 "$bench/fault_load.py" "$scenario" --port "$port" --portal-pid "$server_pid" --officers "$officers" \
     --pace "$pace" --warmup "$warmup" --baseline "$baseline" --fault "$fault_seconds" --settle "$settle" --db-url "$db_url" \
-    "${load_args[@]}" --json-out "$tmp/result.json" >"$tmp/report.txt" || load_status=$?
+    "${load_args[@]}" --json-out "$tmp/result.json" >"$tmp/report.txt" &
+load_pid=$!
+wait "$load_pid" || load_status=$?
+load_pid=
 problems=$(log_problems "$tmp/portal.log")
 if (( load_status != 0 )) || [[ ! -s $tmp/result.json ]]; then
   note "portal log (last 20 lines):"; tail -n 20 "$tmp/portal.log" | sed 's/^/    /' >&2

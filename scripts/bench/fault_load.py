@@ -43,6 +43,7 @@ import multiprocessing as mp
 import os
 import random
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -518,6 +519,11 @@ def main() -> int:
         p.start()
         pipes.append((f"fault{i}", parent))
         procs.append(p)
+
+    # TERM (scripts/faults.sh on Ctrl-C) ends the run like an exception: multiprocessing's exit
+    # handler then terminates the client processes instead of leaving them running. (Set after
+    # the fork: the children keep the default action, so that terminate() ends them.)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     def abort(message: str) -> int:
         for _, pipe in pipes:
