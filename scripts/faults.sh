@@ -18,7 +18,8 @@
 #                                  from its return to the first issuance. Uses a PRIVATE cluster
 #                                  (initdb in a temporary directory, own port), never the shared
 #                                  one on 5432.
-#   scripts/faults.sh all          the three, one after the other (each with its own portal).
+#   scripts/faults.sh all          the three, one after the other (each with its own portal;
+#                                  about 2.5 min with the defaults).
 #   (FAULT_SCENARIO=storm scripts/faults.sh works too.)
 #
 # Needs: PostgreSQL on 127.0.0.1:5432 (scripts/start-test-postgres.sh; this script creates
@@ -47,7 +48,7 @@
 #   FAULT_HANG_SECONDS=30       how long PAM hangs in pam-hang's fault phase
 #   FAULT_SIGNIN_CLIENTS=20     pam-hang: concurrent sign-in clients (each its own address)
 #   FAULT_SIGNIN_PAUSE=0.2      pam-hang: seconds each client waits after an answer
-#   FAULT_STORM_CLIENTS=32      storm: concurrent keep-alive clients (1..256)
+#   FAULT_STORM_CLIENTS=32      storm: concurrent keep-alive clients (1..256, at most 64 per process)
 #   FAULT_STORM_PROCESSES=1     storm: client processes they are spread over (1..8)
 #   FAULT_STORM_ADDRESSES=64    storm: X-Forwarded-For addresses 10.77.x.y the storm rotates over
 #   FAULT_STORM_NAMES=400       storm: made-up names it picks from (plus the last 10 real accounts,
