@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 
-/// Sign-ins this instance turned away because PAM was busy (every PAM thread in use, or this
-/// address's share of them). The first one in each period gets its own audit entry; the rest
+/// Sign-ins this instance turned away without a verdict: PAM was busy (every PAM thread in use,
+/// or this address's share of them), or too many sign-ins were under way at once. The first one
+/// in each period gets its own audit entry; the rest
 /// are counted here and written as one entry by the periodic work, so a storm while the
 /// directory hangs cannot fill the audit trail. Per instance on purpose: each instance has its
 /// own PAM threads. A crash loses at most one period's count (the log still has each one).

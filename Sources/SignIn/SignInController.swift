@@ -24,6 +24,9 @@ struct SignInController: Sendable {
     let renderer: PageRenderer
     let metrics: PortalMetrics
     let busyRefusals = RefusalTally()
+    let crowdRefusals = RefusalTally()
+    /// At most as many sign-in requests at once as PAM has threads.
+    let gate: SignInGate
     let now: @Sendable () -> Date
 
     func addRoutes(to routes: DeclaredRoutes) {
@@ -62,6 +65,32 @@ struct SignInController: Sendable {
     }
 
     @Sendable func signIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        if let response = try await gate.ifRoom({ try await signInAdmitted(request, context: context) }) { return response }
+        return try await refuseCrowd(request, context: context)
+    }
+
+    @Sendable func continueSignIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        if let response = try await gate.ifRoom({ try await continueSignInAdmitted(request, context: context) }) { return response }
+        return try await refuseCrowd(request, context: context)
+    }
+
+    /// More sign-ins under way than the gate lets in: 429 at once, nothing written but (once a
+    /// minute) an audit entry; the rest are summed up like PAM-busy refusals.
+    private func refuseCrowd(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let username = (try? await request.decode(as: SignInForm.self, context: context)).map { Self.trimmed($0.username) }
+        if crowdRefusals.refuse() {
+            try await recordFailure(username: username ?? "", reason: Self.crowdReason, attempt: .settled, context: context)
+        } else {
+            metrics.signIn(outcome: Self.crowdReason)
+        }
+        var response = try signInPage(request: request, context: context, username: username, status: .tooManyRequests, error: "sign_in_crowded")
+        response.headers[.retryAfter] = "5"
+        return response
+    }
+
+    static let crowdReason = "too_many_at_once"
+
+    private func signInAdmitted(_ request: Request, context: PortalRequestContext) async throws -> Response {
         let form = try await request.decode(as: SignInForm.self, context: context)
         try requirePreSessionCSRF(form.csrf, request: request)
         let password = SecretBytes(form.password)
@@ -82,7 +111,7 @@ struct SignInController: Sendable {
         return try await handle(outcome, username: username, request: request, context: context)
     }
 
-    @Sendable func continueSignIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
+    private func continueSignInAdmitted(_ request: Request, context: PortalRequestContext) async throws -> Response {
         let form = try await request.decode(as: StepForm.self, context: context)
         try requirePreSessionCSRF(form.csrf, request: request)
         guard let conversationID = request.cookies[Self.conversationCookie]?.value else {
@@ -233,17 +262,19 @@ struct SignInController: Sendable {
         return response
     }
 
-    /// Writes the count of sign-ins turned away while PAM was busy (see ``RefusalTally``).
+    /// Writes the counts of sign-ins turned away while PAM was busy or too many were under way
+    /// (see ``RefusalTally``).
     func recordBusyRefusals(now time: Date, on db: any Database) async throws {
-        let count = busyRefusals.takeCount()
-        guard count > 0 else { return }
-        do {
-            try await audit.append(AuditEvent(
-                action: .signIn, outcome: .failure, details: ["reason": PAMFailure.busy.auditReason, "refused": String(count)]),
-                at: time, on: db)
-        } catch {
-            busyRefusals.giveBack(count)
-            throw error
+        for (tally, reason) in [(busyRefusals, PAMFailure.busy.auditReason), (crowdRefusals, Self.crowdReason)] {
+            let count = tally.takeCount()
+            guard count > 0 else { continue }
+            do {
+                try await audit.append(AuditEvent(
+                    action: .signIn, outcome: .failure, details: ["reason": reason, "refused": String(count)]), at: time, on: db)
+            } catch {
+                tally.giveBack(count)
+                throw error
+            }
         }
     }
 

@@ -27,7 +27,7 @@ package struct SignInFeature: PortalFeature {
         controller = SignInController(
             database: foundation.database, pam: pam, roleGroups: settings.roleGroups, sessions: foundation.sessions,
             throttle: throttle, csrf: foundation.csrf, audit: foundation.audit, renderer: foundation.renderer,
-            metrics: foundation.metrics, now: foundation.now)
+            metrics: foundation.metrics, gate: SignInGate(limit: pam.configuration.threads), now: foundation.now)
     }
 
     package func addRoutes(to routes: DeclaredRoutes) {

@@ -41,6 +41,10 @@ package struct SignInThrottle: Sendable {
     /// "no lock" and counted itself after the reset through: 17 of 20 parallel attempts on one
     /// name were admitted in a test.)
     package func admit(username: String, address: String?, now: Date, on db: any Database) async throws -> Verdict {
+        // A name or address locked already is refused with reads only: a storm against locks
+        // writes nothing but the locks' refusal counters. (Only admission needs the order below.)
+        let locked = try await check(username: username, address: address, now: now, on: db)
+        guard locked == .allowed else { return locked }
         let key = Self.key(username)
         let attempts = try await limiter.record(userRule, key: key, at: now, on: db)
         var verdict = try await check(username: username, address: address, now: now, on: db)

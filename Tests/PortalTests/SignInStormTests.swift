@@ -12,6 +12,7 @@ final class SignInStormTests: XCTestCase {
     func testRefusalsOfALockedNameAreSummedUpWhenTheLockEnds() async throws {
         try await PortalHarness.run { portal in
             for _ in 0..<5 { _ = try await portal.browser().signIn("tt-storm-name", "wrong") }
+            let countersBefore = try await portal.count("SELECT COALESCE(SUM(hits), 0) AS n FROM rate_slots")
             for _ in 0..<20 {
                 let refused = try await portal.browser().signIn("TT-Storm-Name", "wrong")
                 XCTAssertEqual(refused.status, .tooManyRequests)
@@ -19,6 +20,8 @@ final class SignInStormTests: XCTestCase {
             }
             let reasons = try await portal.auditActions("signin").map { $0.detailValues["reason"] ?? "" }
             XCTAssertEqual(reasons, Array(repeating: "authentication_failed", count: 5) + ["throttled"], "only the first refusal is its own entry")
+            let countersAfter = try await portal.count("SELECT COALESCE(SUM(hits), 0) AS n FROM rate_slots")
+            XCTAssertEqual(countersAfter, countersBefore, "a locked name is refused without counting")
 
             portal.clock.advance(seconds: 15 * 60 + 1)
             try await portal.portal.runCleanup()
@@ -72,7 +75,15 @@ final class SignInStormTests: XCTestCase {
             $0.pamTimeout = .seconds(1)
         }) { portal in
             let start = ContinuousClock.now
-            let waited = try await portal.browser().signIn("tt-officer", "Officer-Pass-1")
+            let first = Task { try await portal.browser().signIn("tt-officer", "Officer-Pass-1") }
+            // While that one waits for PAM, the gate (as many sign-ins at once as PAM threads) is full.
+            try await Task.sleep(for: .milliseconds(300))
+            let crowded = try await portal.browser().signIn("tt-hotline", "Hotline-Pass-1")
+            XCTAssertEqual(crowded.status, .tooManyRequests)
+            XCTAssertEqual(crowded.headers[.retryAfter], "5")
+            XCTAssertTrue(crowded.body.contains("Too many sign-ins are under way at the moment."))
+            XCTAssertTrue(crowded.body.contains("value=\"tt-hotline\""), "the typed name is kept")
+            let waited = try await first.value
             let took = ContinuousClock.now - start
             XCTAssertEqual(waited.status, .serviceUnavailable)
             XCTAssertTrue(waited.body.contains("Sign-in is unavailable right now."))
@@ -84,7 +95,7 @@ final class SignInStormTests: XCTestCase {
                 XCTAssertEqual(busy.headers[.retryAfter], "5")
             }
             let reasons = try await portal.auditActions("signin").map { $0.detailValues["reason"] ?? "" }
-            XCTAssertEqual(reasons, ["pam_timeout", "pam_busy"])
+            XCTAssertEqual(reasons, ["too_many_at_once", "pam_timeout", "pam_busy"])
             try await portal.portal.runCleanup()
             let summary = try await portal.auditActions("signin").last
             XCTAssertEqual(summary?.detailValues, ["reason": "pam_busy", "refused": "4"])
