@@ -74,9 +74,15 @@ struct SignInController: Sendable {
         return try await refuseCrowd(request, context: context)
     }
 
-    /// More sign-ins under way than the gate lets in: 429 at once, nothing written but (once a
-    /// minute) an audit entry; the rest are summed up like PAM-busy refusals.
+    /// How long a refusal that costs the portal nothing (a lock, a full gate) takes to arrive. A
+    /// client that sprays sign-ins as fast as they are answered would otherwise take the CPU from
+    /// signed-in users with thousands of cheap requests a second; waiting costs no thread.
+    static let refusalDelay: Duration = .milliseconds(250)
+
+    /// More sign-ins under way than the gate lets in: 429 without touching the database but (once
+    /// a minute) for an audit entry; the rest are summed up like PAM-busy refusals.
     private func refuseCrowd(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        try? await Task.sleep(for: Self.refusalDelay)
         let username = (try? await request.decode(as: SignInForm.self, context: context)).map { Self.trimmed($0.username) }
         if crowdRefusals.refuse() {
             try await recordFailure(username: username ?? "", reason: Self.crowdReason, attempt: .settled, context: context)
@@ -251,6 +257,7 @@ struct SignInController: Sendable {
     private func refuseThrottled(
         _ verdict: SignInThrottle.Verdict, username: String, request: Request, context: PortalRequestContext
     ) async throws -> Response {
+        try? await Task.sleep(for: Self.refusalDelay)
         let db = database.database(logger: context.logger)
         if try await throttle.countRefusal(verdict, username: username, address: context.clientAddress, now: now(), on: db) {
             try await recordFailure(username: username, reason: "throttled", attempt: .settled, context: context)
