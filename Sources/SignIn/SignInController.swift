@@ -74,7 +74,7 @@ struct SignInController: Sendable {
         return try await refuseCrowd(request, context: context)
     }
 
-    /// How long a refusal that costs the portal nothing (a lock, a full gate) takes to arrive. A
+    /// How long a refusal that costs the portal nothing (a lock, a full gate, PAM busy) takes to arrive. A
     /// client that sprays sign-ins as fast as they are answered would otherwise take the CPU from
     /// signed-in users with thousands of cheap requests a second; waiting costs no thread.
     static let refusalDelay: Duration = .milliseconds(250)
@@ -202,6 +202,7 @@ struct SignInController: Sendable {
                 response = try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_step_expired")
             case .busy:
                 // Turned away without asking PAM: counted, and audited one by one only up to a point.
+                try? await Task.sleep(for: Self.refusalDelay)
                 let db = database.database(logger: context.logger)
                 try await throttle.giveBack(username: username, now: now(), on: db)
                 if busyRefusals.refuse() {
