@@ -64,14 +64,26 @@ struct SignInController: Sendable {
         return try signInPage(request: request, context: context, status: .ok, notice: notice)
     }
 
+    // The form is read and its CSRF token checked before the gate: a client that sends its body
+    // slowly, or not at all, holds no place in it.
     @Sendable func signIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        if let response = try await gate.ifRoom({ try await signInAdmitted(request, context: context) }) { return response }
-        return try await refuseCrowd(request, context: context)
+        let form = try await request.decode(as: SignInForm.self, context: context)
+        try requirePreSessionCSRF(form.csrf, request: request)
+        let admitted = try await gate.ifRoom(for: context.clientAddress) {
+            try await signInAdmitted(form, request: request, context: context)
+        }
+        if let admitted { return admitted }
+        return try await refuseCrowd(username: Self.trimmed(form.username), request: request, context: context)
     }
 
     @Sendable func continueSignIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        if let response = try await gate.ifRoom({ try await continueSignInAdmitted(request, context: context) }) { return response }
-        return try await refuseCrowd(request, context: context)
+        let form = try await request.decode(as: StepForm.self, context: context)
+        try requirePreSessionCSRF(form.csrf, request: request)
+        let admitted = try await gate.ifRoom(for: context.clientAddress) {
+            try await continueSignInAdmitted(form, request: request, context: context)
+        }
+        if let admitted { return admitted }
+        return try await refuseCrowd(username: nil, request: request, context: context)
     }
 
     /// How long a refusal that costs the portal nothing (a lock, a full gate, PAM busy) takes to arrive. A
@@ -81,9 +93,8 @@ struct SignInController: Sendable {
 
     /// More sign-ins under way than the gate lets in: 429 without touching the database but (once
     /// a minute) for an audit entry; the rest are summed up like PAM-busy refusals.
-    private func refuseCrowd(_ request: Request, context: PortalRequestContext) async throws -> Response {
+    private func refuseCrowd(username: String?, request: Request, context: PortalRequestContext) async throws -> Response {
         try? await Task.sleep(for: Self.refusalDelay)
-        let username = (try? await request.decode(as: SignInForm.self, context: context)).map { Self.trimmed($0.username) }
         if crowdRefusals.refuse() {
             try await recordFailure(username: username ?? "", reason: Self.crowdReason, attempt: .settled, context: context)
         } else {
@@ -96,9 +107,7 @@ struct SignInController: Sendable {
 
     static let crowdReason = "too_many_at_once"
 
-    private func signInAdmitted(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        let form = try await request.decode(as: SignInForm.self, context: context)
-        try requirePreSessionCSRF(form.csrf, request: request)
+    private func signInAdmitted(_ form: SignInForm, request: Request, context: PortalRequestContext) async throws -> Response {
         let password = SecretBytes(form.password)
         let username = Self.trimmed(form.username)
         let db = database.database(logger: context.logger)
@@ -117,9 +126,7 @@ struct SignInController: Sendable {
         return try await handle(outcome, username: username, request: request, context: context)
     }
 
-    private func continueSignInAdmitted(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        let form = try await request.decode(as: StepForm.self, context: context)
-        try requirePreSessionCSRF(form.csrf, request: request)
+    private func continueSignInAdmitted(_ form: StepForm, request: Request, context: PortalRequestContext) async throws -> Response {
         guard let conversationID = request.cookies[Self.conversationCookie]?.value else {
             return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_step_expired")
         }

@@ -36,8 +36,14 @@ struct ConnectionCheckingDatabase: Database, SQLDatabase {
 
     private var isConnectionClosed: Bool { connection?.isClosed ?? false }
 
-    private func checked<T>(_ run: () -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        isConnectionClosed ? inner.eventLoop.makeFailedFuture(ConnectionLost()) : run()
+    /// Checks on the connection's own event loop, right before the statement is written there:
+    /// NIO marks the channel inactive on that loop before it removes the handlers, so nothing can
+    /// close it between the check and the write.
+    private func checked<T>(_ run: @escaping () -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+        guard let connection else { return run() }
+        return connection.eventLoop.flatSubmit {
+            connection.isClosed ? connection.eventLoop.makeFailedFuture(ConnectionLost()) : run()
+        }
     }
 
     // MARK: Database

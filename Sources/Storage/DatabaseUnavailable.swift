@@ -1,5 +1,4 @@
 import AsyncKit
-import NIOCore
 import PostgresNIO
 import SQLiteNIO
 
@@ -30,7 +29,7 @@ extension PortalDatabase {
             return unavailability(of: psql)
         case let sqlite as SQLiteError:
             return unavailability(of: sqlite.reason)
-        case is NIOConnectionError, is IOError, is ChannelError, is ConnectionCheckingDatabase.ConnectionLost:
+        case is ConnectionCheckingDatabase.ConnectionLost:
             return .unreachable
         default:
             return nil
@@ -48,9 +47,13 @@ extension PortalDatabase {
         case .server:
             // SQLSTATE classes: https://www.postgresql.org/docs/current/errcodes-appendix.html
             let state = error.serverInfo?[.sqlState] ?? ""
-            if state == "25006" { return .readOnly }                     // read_only_sql_transaction
-            if state.hasPrefix("08") || state.hasPrefix("57P") { return .unreachable }  // connection; shutdown, cannot connect now
-            if state.hasPrefix("53") || state.hasPrefix("58") { return .outOfResources }  // disk full, out of memory; system I/O
+            if state == "25006" { return .readOnly }  // read_only_sql_transaction
+            // Connection failures (not 08P01, a protocol violation: a bug), admin shutdown,
+            // crash shutdown, cannot connect now.
+            if ["08000", "08001", "08003", "08004", "08006", "57P01", "57P02", "57P03"].contains(state) { return .unreachable }
+            // Deadlock, lock or statement timeout set by the operator: retrying helps.
+            if ["40P01", "55P03", "57014"].contains(state) { return .overloaded }
+            if state.hasPrefix("53") || state == "58030" { return .outOfResources }  // disk full, out of memory; I/O error
             return nil
         default:
             return nil
@@ -65,9 +68,11 @@ extension PortalDatabase {
             return .readOnly
         case .full, .noMemory, .ioError, .cantOpen:
             return .outOfResources
+        case .ioErrorFailedWrite, .ioErrorFailedSync, .ioErrorFailedRead, .ioErrorIncompleteRead, .ioErrorFailedDirSync:
+            return .outOfResources
         default:
-            // The extended I/O error codes (failed write, failed sync, ...) all name an I/O error.
-            return String(describing: reason).hasPrefix("ioError") ? .outOfResources : nil
+            // Everything else, corruption and a moved database file included, is not a passing state.
+            return nil
         }
     }
 }

@@ -57,6 +57,16 @@ package struct Lockouts: Sendable {
         return rows.map { ActiveLock(scope: $0.scope, key: $0.lock_key, until: Date(timeIntervalSince1970: Double($0.until_ms) / 1000)) }
     }
 
+    /// Starts the refusal count again on a lock of `key` that ran out but was not purged yet, so
+    /// that a new lock on the same row counts only its own refusals (the ended one's count is lost
+    /// if the cleanup had not written it yet: at most a minute's worth, rare).
+    package func resetEnded(scope: String, key: String, now: Date, on db: any Database) async throws {
+        try await sql(db).raw("""
+            UPDATE lockouts SET refused = 0
+            WHERE scope = \(bind: scope) AND lock_key = \(bind: key) AND until_ms <= \(bind: RateLimiter.milliseconds(now))
+            """).run()
+    }
+
     /// Counts one attempt the lock refused. Returns how many it has refused so far (1 for the
     /// first), or nil when no lock of that key is in force.
     package func refuse(scope: String, key: String, now: Date, on db: any Database) async throws -> Int? {

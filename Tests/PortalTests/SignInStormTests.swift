@@ -2,6 +2,7 @@ import Audit
 import Foundation
 import Hummingbird
 import Portal
+import SignIn
 import PortalWeb
 import Storage
 import XCTest
@@ -59,6 +60,44 @@ final class SignInStormTests: XCTestCase {
             XCTAssertEqual(fromSprayer.last?.detailValues, ["reason": "throttled", "scope": "address", "refused": "4"])
             XCTAssertNil(fromSprayer.last?.actor)
         }
+    }
+
+    func testAnEndedLockNotYetPurgedStartsItsRefusalCountAgain() async throws {
+        try await PortalHarness.run { portal in
+            for _ in 0..<5 { _ = try await portal.browser().signIn("tt-relock", "wrong") }
+            for _ in 0..<3 { _ = try await portal.browser().signIn("tt-relock", "wrong") }
+            // The lock runs out; before the cleanup purges it, five new failures lock the name again.
+            portal.clock.advance(seconds: 15 * 60 + 1)
+            for _ in 0..<5 { _ = try await portal.browser().signIn("tt-relock", "wrong") }
+            let refused = try await portal.browser().signIn("tt-relock", "wrong")
+            XCTAssertEqual(refused.status, .tooManyRequests)
+            let reasons = try await portal.auditActions("signin").map { $0.detailValues["reason"] ?? "" }
+            XCTAssertEqual(reasons.filter { $0 == "throttled" }.count, 2, "the new lock's first refusal has its own entry")
+        }
+    }
+
+    func testTheGateGivesOneAddressAQuarterOfItsPlaces() async throws {
+        let gate = SignInGate(limit: 8)
+        XCTAssertEqual(gate.limitPerAddress, 2)
+        let streams = (0..<2).map { _ in AsyncStream<Void>.makeStream() }
+        let held = Task {
+            await withTaskGroup(of: Int?.self) { group in
+                for (release, _) in streams {
+                    group.addTask { await gate.ifRoom(for: "192.0.2.1") { for await _ in release { break }; return 1 } }
+                }
+                return await group.reduce(0) { $0 + ($1 ?? 0) }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let sameAddress = await gate.ifRoom(for: "192.0.2.1") { 1 }
+        XCTAssertNil(sameAddress, "a third sign-in from one address waits for none of the others' places")
+        let otherAddress = await gate.ifRoom(for: "192.0.2.2") { 1 }
+        XCTAssertEqual(otherAddress, 1)
+        for (_, releaser) in streams { releaser.finish() }
+        let finished = await held.value
+        XCTAssertEqual(finished, 2)
+        let afterwards = await gate.ifRoom(for: "192.0.2.1") { 1 }
+        XCTAssertEqual(afterwards, 1, "places are given back")
     }
 
     /// A directory that hangs: the sign-in ends at --pam-timeout with the "unavailable" page; once
