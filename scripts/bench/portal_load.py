@@ -39,7 +39,7 @@ from collections import Counter
 HOST = "127.0.0.1"  # the only address this tool ever connects to
 MAX_OFFICERS = 50
 MAX_SECONDS = 600
-SIGNIN_CONCURRENCY = 8   # sign-ins in progress at once (all client processes together)
+SIGNIN_CONCURRENCY = 4   # sign-ins in progress at once: one address may have a quarter of the portal's 16 places
 SIGNIN_ATTEMPTS = 10
 
 CSRF_RE = re.compile(rb'name="csrf" value="([^"]+)"')
@@ -223,8 +223,9 @@ def worker(index: int, usernames: list[str], args, ready_queue, go_conn, result_
         stats = [Stats() for _ in officers]
         signin_errors = []
 
-        # The portal runs at most --pam-threads (16) PAM conversations at once and answers 503
-        # to more, by design; so sign in a few at a time and retry a 503 a few times.
+        # The portal runs at most --pam-threads (16) sign-ins at once, a quarter of them from one
+        # address, and answers 503 (PAM busy) or 429 (too many under way) to more, by design; so
+        # sign in a few at a time and retry those a few times.
         gate = threading.Semaphore(max(1, SIGNIN_CONCURRENCY // args.processes))
 
         def sign_in(i):
@@ -235,7 +236,7 @@ def worker(index: int, usernames: list[str], args, ready_queue, go_conn, result_
                         officers[i].sign_in()
                         break
                     except Unexpected as error:
-                        if error.key.startswith("POST /signin 503") and attempt + 1 < SIGNIN_ATTEMPTS:
+                        if error.key.startswith(("POST /signin 503", "POST /signin 429")) and attempt + 1 < SIGNIN_ATTEMPTS:
                             stats[i].signin_retries += 1
                             time.sleep(0.2 * (attempt + 1))
                             continue
