@@ -139,12 +139,13 @@ package final class PAMAuthenticator: Sendable {
         let timeout = configuration.responseTimeout
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let once = ResumeOnce(continuation)
-            Task {
-                do { once.resume(with: .success(try await pool.runIfActive(body))) } catch { once.resume(with: .failure(error)) }
+            let timer = Task {
+                try await Task.sleep(for: timeout)
+                once.resume(with: .failure(TimedOut()))
             }
             Task {
-                try? await Task.sleep(for: timeout)
-                once.resume(with: .failure(TimedOut()))
+                do { once.resume(with: .success(try await pool.runIfActive(body))) } catch { once.resume(with: .failure(error)) }
+                timer.cancel()
             }
         }
     }

@@ -69,21 +69,25 @@ struct SignInController: Sendable {
     @Sendable func signIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
         let form = try await request.decode(as: SignInForm.self, context: context)
         try requirePreSessionCSRF(form.csrf, request: request)
-        let admitted = try await gate.ifRoom(for: context.clientAddress) {
+        return try await throughGate(username: Self.trimmed(form.username), request: request, context: context) {
             try await signInAdmitted(form, request: request, context: context)
         }
-        if let admitted { return admitted }
-        return try await refuseCrowd(username: Self.trimmed(form.username), request: request, context: context)
     }
 
     @Sendable func continueSignIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
         let form = try await request.decode(as: StepForm.self, context: context)
         try requirePreSessionCSRF(form.csrf, request: request)
-        let admitted = try await gate.ifRoom(for: context.clientAddress) {
+        return try await throughGate(username: nil, request: request, context: context) {
             try await continueSignInAdmitted(form, request: request, context: context)
         }
-        if let admitted { return admitted }
-        return try await refuseCrowd(username: nil, request: request, context: context)
+    }
+
+    /// Runs a sign-in step if the gate has room for it, else refuses it as one too many.
+    private func throughGate(
+        username: String?, request: Request, context: PortalRequestContext, _ step: () async throws -> Response
+    ) async throws -> Response {
+        if let answer = try await gate.ifRoom(for: context.clientAddress, step) { return answer }
+        return try await refuseCrowd(username: username, request: request, context: context)
     }
 
     /// How long a refusal that costs the portal nothing (a lock, a full gate, PAM busy) takes to arrive. A
@@ -94,14 +98,25 @@ struct SignInController: Sendable {
     /// More sign-ins under way than the gate lets in: 429 without touching the database but (once
     /// a minute) for an audit entry; the rest are summed up like PAM-busy refusals.
     private func refuseCrowd(username: String?, request: Request, context: PortalRequestContext) async throws -> Response {
+        try await freeRefusal(
+            reason: Self.crowdReason, ownEntry: crowdRefusals.refuse(), username: username, status: .tooManyRequests,
+            error: "sign_in_crowded", retryAfter: 5, request: request, context: context)
+    }
+
+    /// A refusal that cost the portal nothing (a full gate, a lock, PAM busy): answered after
+    /// ``refusalDelay``, and an audit entry of its own only if `ownEntry` (the rest are summed up).
+    private func freeRefusal(
+        reason: String, ownEntry: Bool, username: String?, status: HTTPResponse.Status, error: String, retryAfter: Int,
+        request: Request, context: PortalRequestContext
+    ) async throws -> Response {
         try? await Task.sleep(for: Self.refusalDelay)
-        if crowdRefusals.refuse() {
-            try await recordFailure(username: username ?? "", reason: Self.crowdReason, attempt: .settled, context: context)
+        if ownEntry {
+            try await recordFailure(username: username ?? "", reason: reason, attempt: .settled, context: context)
         } else {
-            metrics.signIn(outcome: Self.crowdReason)
+            metrics.signIn(outcome: reason)
         }
-        var response = try signInPage(request: request, context: context, username: username, status: .tooManyRequests, error: "sign_in_crowded")
-        response.headers[.retryAfter] = "5"
+        var response = try signInPage(request: request, context: context, username: username, status: status, error: error)
+        response.headers[.retryAfter] = String(retryAfter)
         return response
     }
 
@@ -208,17 +223,11 @@ struct SignInController: Sendable {
                 try await recordFailure(username: username, reason: failure.auditReason, attempt: .settled, context: context)
                 response = try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_step_expired")
             case .busy:
-                // Turned away without asking PAM: counted, and audited one by one only up to a point.
-                try? await Task.sleep(for: Self.refusalDelay)
-                let db = database.database(logger: context.logger)
-                try await throttle.giveBack(username: username, now: now(), on: db)
-                if busyRefusals.refuse() {
-                    try await recordFailure(username: username, reason: failure.auditReason, attempt: .settled, context: context)
-                } else {
-                    metrics.signIn(outcome: failure.auditReason)
-                }
-                response = try signInPage(request: request, context: context, username: username, status: .serviceUnavailable, error: "sign_in_unavailable")
-                response.headers[.retryAfter] = "5"
+                // Turned away without asking PAM: no verdict, so the attempt is given back.
+                try await throttle.giveBack(username: username, now: now(), on: database.database(logger: context.logger))
+                response = try await freeRefusal(
+                    reason: failure.auditReason, ownEntry: busyRefusals.refuse(), username: username, status: .serviceUnavailable,
+                    error: "sign_in_unavailable", retryAfter: 5, request: request, context: context)
             case .timedOut, .systemError:
                 try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
                 response = try signInPage(request: request, context: context, username: username, status: .serviceUnavailable, error: "sign_in_unavailable")
@@ -265,16 +274,11 @@ struct SignInController: Sendable {
     private func refuseThrottled(
         _ verdict: SignInThrottle.Verdict, username: String, request: Request, context: PortalRequestContext
     ) async throws -> Response {
-        try? await Task.sleep(for: Self.refusalDelay)
-        let db = database.database(logger: context.logger)
-        if try await throttle.countRefusal(verdict, username: username, address: context.clientAddress, now: now(), on: db) {
-            try await recordFailure(username: username, reason: "throttled", attempt: .settled, context: context)
-        } else {
-            metrics.signIn(outcome: "throttled")
-        }
-        var response = try signInPage(request: request, context: context, username: username, status: .tooManyRequests, error: "sign_in_throttled")
-        response.headers[.retryAfter] = String(Int(throttle.lockout.seconds))
-        return response
+        let first = try await throttle.countRefusal(
+            verdict, username: username, address: context.clientAddress, now: now(), on: database.database(logger: context.logger))
+        return try await freeRefusal(
+            reason: "throttled", ownEntry: first, username: username, status: .tooManyRequests, error: "sign_in_throttled",
+            retryAfter: Int(throttle.lockout.seconds), request: request, context: context)
     }
 
     /// Writes the counts of sign-ins turned away while PAM was busy or too many were under way

@@ -86,13 +86,11 @@ package struct SignInThrottle: Sendable {
         let until = now.addingTimeInterval(lockout.seconds)
         let key = Self.key(username)
         if try await limiter.count(userRule, key: key, at: now, on: db) >= userRule.limit {
-            try await lockouts.resetEnded(scope: "user", key: key, now: now, on: db)
-            try await lockouts.lock(scope: "user", key: key, until: until, on: db)
+            try await lockouts.lock(scope: "user", key: key, until: until, now: now, on: db)
             try await limiter.reset(userRule, key: key, on: db)
         }
         if let address, try await limiter.record(addressRule, key: address, at: now, on: db) >= addressRule.limit {
-            try await lockouts.resetEnded(scope: "address", key: address, now: now, on: db)
-            try await lockouts.lock(scope: "address", key: address, until: until, on: db)
+            try await lockouts.lock(scope: "address", key: address, until: until, now: now, on: db)
             try await limiter.reset(addressRule, key: address, on: db)
         }
     }

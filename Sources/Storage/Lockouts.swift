@@ -7,11 +7,14 @@ import SQLKit
 package struct Lockouts: Sendable {
     package init() {}
 
-    package func lock(scope: String, key: String, until: Date, on db: any Database) async throws {
-        let untilMs = RateLimiter.milliseconds(until)
+    /// Locks `key` until `until`. A row whose lock ran out but was not purged yet starts its
+    /// refusal count again, so that the new lock counts only its own refusals (the ended one's
+    /// count is lost if the cleanup had not written it yet: at most a minute's worth, rare).
+    package func lock(scope: String, key: String, until: Date, now: Date, on db: any Database) async throws {
         try await sql(db).raw("""
-            INSERT INTO lockouts (scope, lock_key, until_ms) VALUES (\(bind: scope), \(bind: key), \(bind: untilMs))
-            ON CONFLICT (scope, lock_key) DO UPDATE SET until_ms = \(bind: untilMs)
+            INSERT INTO lockouts (scope, lock_key, until_ms) VALUES (\(bind: scope), \(bind: key), \(bind: RateLimiter.milliseconds(until)))
+            ON CONFLICT (scope, lock_key) DO UPDATE SET until_ms = excluded.until_ms,
+                refused = CASE WHEN lockouts.until_ms > \(bind: RateLimiter.milliseconds(now)) THEN lockouts.refused ELSE 0 END
             """).run()
     }
 
@@ -57,16 +60,6 @@ package struct Lockouts: Sendable {
         return rows.map { ActiveLock(scope: $0.scope, key: $0.lock_key, until: Date(timeIntervalSince1970: Double($0.until_ms) / 1000)) }
     }
 
-    /// Starts the refusal count again on a lock of `key` that ran out but was not purged yet, so
-    /// that a new lock on the same row counts only its own refusals (the ended one's count is lost
-    /// if the cleanup had not written it yet: at most a minute's worth, rare).
-    package func resetEnded(scope: String, key: String, now: Date, on db: any Database) async throws {
-        try await sql(db).raw("""
-            UPDATE lockouts SET refused = 0
-            WHERE scope = \(bind: scope) AND lock_key = \(bind: key) AND until_ms <= \(bind: RateLimiter.milliseconds(now))
-            """).run()
-    }
-
     /// Counts one attempt the lock refused. Returns how many it has refused so far (1 for the
     /// first), or nil when no lock of that key is in force.
     package func refuse(scope: String, key: String, now: Date, on db: any Database) async throws -> Int? {
@@ -97,7 +90,6 @@ package struct Lockouts: Sendable {
 
     /// Deletes the locks that ran out and returns them, so that what they refused can be recorded.
     /// Each row is deleted by one instance only, so several running this at once count nothing twice.
-    @discardableResult
     package func purge(before now: Date, on db: any Database) async throws -> [EndedLock] {
         struct Row: Decodable { let scope: String; let lock_key: String; let refused: Int }
         return try await sql(db).raw("""

@@ -49,12 +49,12 @@ struct CWARequestMiddleware: RouterMiddleware {
             return Self.json(status: .notAcceptable, ["status": .int(406), "error": .string("body too large")])
         } catch is HTTPParserError {
             return Self.json(status: .badRequest, ["status": .int(400), "error": .string("malformed request body")])
-        } catch let error where PortalDatabase.isUnavailable(error) {
-            let kind = PortalDatabase.unavailability(of: error)?.rawValue ?? ""
-            context.logger.warning("database unavailable: request refused with 503", metadata: ["reason": "\(kind)"])
-            return Self.json(status: .serviceUnavailable, ["status": .int(503), "error": .string("busy, try again shortly")],
-                             headers: [.retryAfter: "5"])
         } catch {
+            if let kind = PortalDatabase.unavailability(of: error) {
+                context.logger.warning("database unavailable: request refused with 503", metadata: ["reason": "\(kind.rawValue)"])
+                return Self.json(status: .serviceUnavailable, ["status": .int(503), "error": .string("busy, try again shortly")],
+                                 headers: [.retryAfter: "5"])
+            }
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
             return Self.json(status: .internalServerError, ["status": .int(500), "error": .string("internal error")])
         }

@@ -85,7 +85,7 @@ struct GuessingProtection: Sendable {
         defer { underWay.leave(address) }
         let time = now()
         if try await limiter.record(rule, key: address, at: time, on: db) >= rule.limit {
-            try await lockouts.lock(scope: "registration", key: address, until: time.addingTimeInterval(lockout.seconds), on: db)
+            try await lockouts.lock(scope: "registration", key: address, until: time.addingTimeInterval(lockout.seconds), now: time, on: db)
             try await limiter.reset(rule, key: address, on: db)
         }
     }

@@ -17,6 +17,7 @@ import Verification
 package final class VerificationServerApp: Sendable {
     package static let migrations: [any Migration] = [
         CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), CreateLifecycleRecords(), AddRevocation(),
+        AddLockoutRefusals(),
     ]
 
     package let configuration: ServerConfiguration

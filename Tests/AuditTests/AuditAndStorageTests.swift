@@ -13,7 +13,7 @@ import XCTest
 /// against SQLite and (when configured) PostgreSQL.
 final class AuditAndStorageTests: XCTestCase {
     let logger = TestDatabases.testLogger
-    let migrations: [any Migration] = [CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), AddRevocation()]
+    let migrations: [any Migration] = [CreateRateLimitTables(), CreateAuditLog(), CreateTeleTANRecords(), AddRevocation(), AddLockoutRefusals()]
 
     private func withDatabase(_ body: (any Database) async throws -> Void) async throws {
         try await TestDatabases.forEachMigrated(migrations, body)
@@ -183,7 +183,7 @@ final class AuditAndStorageTests: XCTestCase {
             let lockouts = Lockouts()
             let notYet = try await lockouts.lockedUntil(scope: "user", key: "alice", now: now, on: db)
             XCTAssertNil(notYet)
-            try await lockouts.lock(scope: "user", key: "alice", until: now.addingTimeInterval(900), on: db)
+            try await lockouts.lock(scope: "user", key: "alice", until: now.addingTimeInterval(900), now: now, on: db)
             let locked = try await lockouts.lockedUntil(scope: "user", key: "alice", now: now.addingTimeInterval(899), on: db)
             XCTAssertNotNil(locked)
             let other = try await lockouts.lockedUntil(scope: "address", key: "alice", now: now, on: db)

@@ -489,8 +489,8 @@ final class AuditReviewTests: XCTestCase {
     func testLiftingALockLetsTheNameSignInAgainAndIsAudited() async throws {
         try await PortalHarness.run { portal in
             let until = portal.clock.now.addingTimeInterval(900)
-            try await Lockouts().lock(scope: "user", key: "tt-officer", until: until, on: portal.db)
-            try await Lockouts().lock(scope: "address", key: "192.0.2.77", until: until, on: portal.db)
+            try await Lockouts().lock(scope: "user", key: "tt-officer", until: until, now: portal.clock.now, on: portal.db)
+            try await Lockouts().lock(scope: "address", key: "192.0.2.77", until: until, now: portal.clock.now, on: portal.db)
             let admin = try await portal.signedIn(.admin)
             let page = try await admin.get("/admin/lockouts")
             XCTAssertEqual(page.status, .ok)

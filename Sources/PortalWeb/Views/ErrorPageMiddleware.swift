@@ -52,13 +52,13 @@ struct ErrorPageMiddleware: RouterMiddleware {
         } catch is HTTPParserError {
             // A malformed body (bad chunk framing, a body cut short): the client's fault.
             return try errorPage(.badRequest, context: context)
-        } catch let error where PortalDatabase.isUnavailable(error) {
-            // Busy, restarting, read-only or out of disk for now, not broken: the user may retry.
-            let kind = PortalDatabase.unavailability(of: error)?.rawValue ?? ""
-            context.logger.warning("database unavailable: request refused with 503", metadata: ["reason": "\(kind)"])
-            return try errorPage(.serviceUnavailable, message: renderer.text("error_503_database", in: context.language),
-                                 context: context, headers: [.retryAfter: "5"])
         } catch {
+            if let kind = PortalDatabase.unavailability(of: error) {
+                // Busy, restarting, read-only or out of disk for now, not broken: the user may retry.
+                context.logger.warning("database unavailable: request refused with 503", metadata: ["reason": "\(kind.rawValue)"])
+                return try errorPage(.serviceUnavailable, message: renderer.text("error_503_database", in: context.language),
+                                     context: context, headers: [.retryAfter: "5"])
+            }
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
             return try errorPage(.internalServerError, context: context)
         }
