@@ -31,7 +31,7 @@ import pytest
 
 import sys
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from processes_and_browsers import ManagedProcess, free_ports, headless_chromium  # noqa: E402
+from processes_and_browsers import PortalProcess, headless_chromium  # noqa: E402
 from secrets_at_rest import SecretsLedger  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,50 +43,31 @@ DEFAULT_PAM_SERVICE = "teletan-portal-test"
 OTP_PAM_SERVICE = "teletan-portal-otp-test"
 
 
-class PortalInstance(ManagedProcess):
+class PortalInstance(PortalProcess):
     """One `portal serve` process with its own port, temp dir, secret, database and log."""
-
-    name = "portal"
 
     def __init__(self, pam_service: str, workdir: Path, database: str | None = None, secret_file: Path | None = None,
                  extra_arguments: list[str] | None = None):
         """`database` and `secret_file` default to the suite's database and a secret of its own;
         a second instance of a portal (as behind a load balancer) gets the first one's.
         `extra_arguments` go at the end of the command line (e.g. --event-approval two-person)."""
-        super().__init__(workdir)
-        self.extra_arguments = list(extra_arguments or [])
-        self.pam_service = pam_service
-        self.port, self.metrics_port = free_ports(2)
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self.database = database or os.environ.get("BROWSER_TEST_DATABASE") or f"sqlite:{workdir / 'portal.sqlite'}"
-        self.secret_file = secret_file or workdir / "portal.secret"
+        super().__init__(workdir, PORTAL_BIN, pam_service, database or os.environ.get("BROWSER_TEST_DATABASE"),
+                         secret_file, extra_arguments)
 
     @property
     def sqlite_path(self) -> Path | None:
         """The SQLite file, or None for another database (PostgreSQL): nothing to read at rest."""
         return Path(self.database[len("sqlite:"):]) if self.database.startswith("sqlite:") else None
 
-    def command(self) -> list[str]:
+    def settings(self) -> list[str]:
         return [
-            PORTAL_BIN, "serve",
-            "--port", str(self.port),
-            "--metrics-port", str(self.metrics_port),
-            "--database", self.database,
-            "--secret-file", str(self.secret_file),
-            # Next to the secret: portals sharing a database share both, as an operator's do.
-            "--audit-checkpoint-key", str(self.secret_file.with_name("audit-checkpoint-key.pem")),
-            "--pam-service", self.pam_service,
             # The default allows one teleTAN per 30 s per user; the tests issue several quickly.
             "--teletan-interval", "1s",
             "--health-authorities", str(HEALTH_AUTHORITIES),
             # The shipped checks as an operator would pass them (the file equals the built-in list).
             "--hotline-checks", str(REPO / "docs" / "hotline-checks.example.json"),
             "--callback-retention", "1h",
-            *self.extra_arguments,
         ]
-
-    def is_ready(self) -> bool:
-        return self.answers_ready(self.base_url)
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from e2e_support import V1, random_uuid, with_wrong_check_character
+from processes_and_browsers import raw_exchange  # noqa: E402  (e2e_support put Tests/support on the path)
 
 JSON = {"Content-Type": "application/json"}
 
@@ -183,14 +184,7 @@ def test_unknown_tokens_and_tans_are_refused(api):
 
 def _raw_status(port: int, request: bytes) -> tuple[int, bytes]:
     """Sends `request` as it is on a new connection; returns the status code and the response."""
-    import socket
-
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(request)
-        sock.shutdown(socket.SHUT_WR)
-        response = b""
-        while chunk := sock.recv(65536):
-            response += chunk
+    response = raw_exchange(port, request, timeout=10)
     return int(response.split(b" ", 2)[1]), response
 
 

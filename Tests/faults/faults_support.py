@@ -15,7 +15,6 @@ import http.client
 import os
 import re
 import shutil
-import sqlite3
 import subprocess
 import tempfile
 import threading
@@ -29,7 +28,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 import sys  # noqa: E402
 sys.path.insert(0, str(REPO / "Tests" / "support"))
-from processes_and_browsers import ManagedProcess, free_ports, retry_text_file_busy  # noqa: E402,F401
+from processes_and_browsers import PortalProcess, free_ports, retry_text_file_busy  # noqa: E402,F401
+from test_database import DatabaseAccess  # noqa: E402
 
 PORTAL_BIN = os.environ.get("PORTAL_BIN") or str(REPO / ".build" / "debug" / "portal")
 
@@ -39,6 +39,9 @@ HANG_SECONDS_FILE = Path("/etc/teletan-portal-test/hang-seconds")
 
 OFFICER = ("tt-officer", "Officer-Pass-1")
 ADMIN = ("tt-admin", "Admin-Pass-1")
+
+
+PASSWORDS = ("Officer-Pass-1", "Admin-Pass-1", "Bench-Pass-1")
 
 
 def bench_officer(number: int) -> tuple[str, str]:
@@ -65,41 +68,17 @@ SIGN_IN_UNAVAILABLE = {
 # The portal
 
 
-class Portal(ManagedProcess):
+class Portal(PortalProcess):
     """`portal serve` with its own ports, secret file, checkpoint key and log; limits off, so
     that officers can issue as fast as they like. stop() and start() again reuse everything (a
     restart)."""
 
-    name = "portal"
-
     def __init__(self, workdir: Path, database: str | None = None, pam_service: str = PAM_SERVICE,
                  extra_arguments: list[str] | None = None):
-        super().__init__(workdir)
-        self.database = database or f"sqlite:{workdir / 'portal.sqlite'}"
-        self.pam_service = pam_service
-        self.extra_arguments = list(extra_arguments or [])
-        self.port, self.metrics_port = free_ports(2)
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self.secret_file = workdir / "portal.secret"
-        self.checkpoint_key = workdir / "audit-checkpoint-key.pem"
+        super().__init__(workdir, PORTAL_BIN, pam_service, database, extra_arguments=extra_arguments)
 
-    def command(self) -> list[str]:
-        return [
-            PORTAL_BIN, "serve",
-            "--port", str(self.port),
-            "--metrics-port", str(self.metrics_port),
-            "--database", self.database,
-            "--secret-file", str(self.secret_file),
-            "--audit-checkpoint-key", str(self.checkpoint_key),
-            "--pam-service", self.pam_service,
-            "--teletan-interval", "0s",
-            "--teletans-per-user-per-day", "1000000",
-            "--teletans-per-hour", "100000000",
-            *self.extra_arguments,
-        ]
-
-    def is_ready(self) -> bool:
-        return self.answers_ready(self.base_url)
+    def settings(self) -> list[str]:
+        return ["--teletan-interval", "0s", "--teletans-per-user-per-day", "1000000", "--teletans-per-hour", "100000000"]
 
     def client(self, language: str = "en") -> "Client":
         return Client(self.base_url, language)
@@ -118,8 +97,8 @@ class Portal(ManagedProcess):
         key = bytes.fromhex(self.secret_file.read_text().strip())
         return hmac.new(key, b"teletan-fingerprint\x00" + teletan.encode(), hashlib.sha256).hexdigest()
 
-    def db(self) -> "Database":
-        return Database(self.database)
+    def db(self) -> DatabaseAccess:
+        return DatabaseAccess(self.database)
 
     def log_problems(self, since: int = 0) -> list[str]:
         """Log lines from byte offset `since` on at level error or critical."""
@@ -459,35 +438,7 @@ class Probe:
 
 
 # ---------------------------------------------------------------------------------------------
-# Direct database access, only for the checks afterwards
-
-
-class Database:
-    def __init__(self, location: str):
-        self.location = location
-
-    @property
-    def is_postgres(self) -> bool:
-        return self.location.startswith(("postgres://", "postgresql://"))
-
-    def scalar(self, sql: str):
-        return self.rows(sql)[0][0]
-
-    def rows(self, sql: str) -> list[tuple]:
-        if self.is_postgres:
-            result = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", self.location],
-                                    input=sql, capture_output=True, text=True, timeout=30)
-            assert result.returncode == 0, f"psql failed: {result.stderr}"
-            return [tuple(_number(v) for v in line.split("\t")) for line in result.stdout.splitlines() if line]
-        connection = sqlite3.connect(self.location[len("sqlite:"):], timeout=10)
-        try:
-            return connection.execute(sql).fetchall()
-        finally:
-            connection.close()
-
-
-def _number(text: str):
-    return int(text) if re.fullmatch(r"-?\d+", text) else text
+# The checks afterwards
 
 
 def check_nothing_half_written(portal: Portal, shown: list[str]) -> dict[str, int]:
@@ -502,9 +453,14 @@ def check_nothing_half_written(portal: Portal, shown: list[str]) -> dict[str, in
     - every used form nonce belongs to an issuance that committed (an issued teleTAN, or a
       refusal because one was still waiting);
     - every session has its successful `signin` entry, and no nonce or waiting teleTAN belongs
-      to a session that does not exist.
+      to a session that does not exist;
+    - the portal's log holds no teleTAN shown and no password typed (the fault paths log
+      database errors and refusals).
 
     Returns the counts."""
+    log = portal.log_path.read_bytes()
+    leaked = [t for t in shown if t.encode() in log] + [p for p in PASSWORDS if p.encode() in log]
+    assert not leaked, f"{len(leaked)} secrets in the portal's log (teleTANs shown or passwords typed)"
     verify = portal.audit_verify()
     assert verify.returncode == 0, f"portal audit verify failed ({verify.returncode}):\n{verify.stdout}\n{verify.stderr}"
 
@@ -545,6 +501,46 @@ def check_nothing_half_written(portal: Portal, shown: list[str]) -> dict[str, in
     orphans = db.scalar("SELECT COUNT(*) FROM pending_displays WHERE session_hash NOT IN (SELECT id_hash FROM sessions)")
     assert orphans == 0, f"{orphans} waiting teleTANs of sessions that do not exist"
     return counts
+
+
+def check_refused_while_unavailable(portal: Portal, clients: list[tuple["Client", str]], attempts: int,
+                                    signing_in: tuple[str, str], what: str) -> None:
+    """While the database cannot write: every issuance gets the 503 page in its client's language
+    and no teleTAN, a sign-in gets the 503 page too, and the portal stays up and live."""
+    for client, language in clients:
+        for _ in range(attempts):
+            refused = client.issue()
+            assert refused.teletan is None, f"a teleTAN was shown {what}: {refused.last.describe()}"
+            check_unavailable_page(refused.last, language)
+    check_unavailable_page(portal.client().sign_in(*signing_in), "en")
+    assert health(portal.base_url, "/health/live") == 200
+    assert portal.is_running(), f"the portal exited {what}:\n{portal.log_tail()}"
+
+
+def check_recovered(portal: Portal, admin: "Client", officer: "Client", german: "Client", shown: list[str],
+                    signing_in: tuple[str, str], limit: float, what: str) -> None:
+    """Once the database writes again: issuing works within `limit` seconds without a restart of
+    the portal (the 503 page until then), in both languages, and so does signing in; the admin's
+    lookup finds every teleTAN shown; after a clean stop nothing is half-written and no teleTAN
+    waits. Appends the new teleTANs to `shown`."""
+    def issues() -> bool:
+        issued = officer.issue()
+        if issued.teletan:
+            shown.append(issued.teletan)
+            return True
+        check_unavailable_page(issued.last, "en")
+        time.sleep(0.2)
+        return False
+    wait_until(issues, limit, interval=0, what=what)
+    german_again = german.issue()
+    assert german_again.teletan, german_again.last.describe()
+    shown.append(german_again.teletan)
+    portal.client().signed_in(*signing_in)
+
+    admin_finds(admin, shown)
+    portal.stop_cleanly()
+    counts = check_nothing_half_written(portal, shown)
+    assert counts["pending_displays"] == 0, counts
 
 
 def admin_finds(admin: Client, teletans: list[str]) -> None:

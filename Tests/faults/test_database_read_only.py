@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import time
 
-from faults_support import (ADMIN, OFFICER, admin_finds, bench_officer, check_nothing_half_written,
-                            check_unavailable_page, health, wait_until)
+from faults_support import (ADMIN, OFFICER, bench_officer, check_recovered, check_refused_while_unavailable,
+                            wait_until)
 
 RECOVERY_LIMIT = 5.0
 REFUSED_ATTEMPTS = 3
@@ -39,34 +39,10 @@ def test_postgresql_read_only(postgres_cluster, portals):
 
     try:
         set_read_only(postgres_cluster, True)
-        for client, language in ((officer, "en"), (german, "de")):
-            for _ in range(REFUSED_ATTEMPTS):
-                refused = client.issue()
-                assert refused.teletan is None, f"a teleTAN was shown while the database was read-only: {refused.last.describe()}"
-                check_unavailable_page(refused.last, language)
-        signing_in = portal.client().sign_in(*bench_officer(11))
-        check_unavailable_page(signing_in, "en")
-        assert health(portal.base_url, "/health/live") == 200
-        assert portal.is_running(), f"the portal exited:\n{portal.log_tail()}"
+        check_refused_while_unavailable(portal, [(officer, "en"), (german, "de")], REFUSED_ATTEMPTS, bench_officer(11),
+                                        "while the database was read-only")
     finally:
         set_read_only(postgres_cluster, False)
 
-    # Writable again: issuing works without a restart of the portal, and so does signing in.
-    def issues() -> bool:
-        issued = officer.issue()
-        if issued.teletan:
-            shown.append(issued.teletan)
-            return True
-        check_unavailable_page(issued.last, "en")
-        time.sleep(0.2)
-        return False
-    wait_until(issues, RECOVERY_LIMIT, interval=0, what="a teleTAN after the database took writes again")
-    german_again = german.issue()
-    assert german_again.teletan, german_again.last.describe()
-    shown.append(german_again.teletan)
-    portal.client().signed_in(*bench_officer(11))
-
-    admin_finds(admin, shown)
-    portal.stop_cleanly()
-    counts = check_nothing_half_written(portal, shown)
-    assert counts["pending_displays"] == 0, counts
+    check_recovered(portal, admin, officer, german, shown, bench_officer(11), RECOVERY_LIMIT,
+                    "a teleTAN after the database took writes again")

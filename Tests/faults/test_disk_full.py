@@ -12,8 +12,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from faults_support import (ADMIN, OFFICER, admin_finds, bench_officer, check_nothing_half_written,
-                            check_unavailable_page, health, wait_until)
+from faults_support import (ADMIN, OFFICER, bench_officer, check_recovered, check_refused_while_unavailable,
+                            check_unavailable_page)
 
 TMPFS_SIZE = "4m"
 RECOVERY_LIMIT = 5.0
@@ -91,35 +91,11 @@ def test_sqlite_disk_full(tmp_path, portals):
             shown.append(issued.teletan)
         else:
             raise AssertionError(f"{MAX_ATTEMPTS_UNTIL_FULL} teleTANs issued on a full disk, never the 503 page")
-        for client, language in ((officer, "en"), (german, "de")):
-            refused = client.issue()
-            assert refused.teletan is None, f"a teleTAN was shown on a full disk: {refused.last.describe()}"
-            check_unavailable_page(refused.last, language)
-        check_unavailable_page(portal.client().sign_in(*bench_officer(13)), "en")
-        assert health(portal.base_url, "/health/live") == 200
-        assert portal.is_running(), f"the portal exited on a full disk:\n{portal.log_tail()}"
+        check_refused_while_unavailable(portal, [(officer, "en"), (german, "de")], 1, bench_officer(13), "on a full disk")
 
         # Space again: issuing works without a restart.
         filler.unlink()
-
-        def issues() -> bool:
-            issued = officer.issue()
-            if issued.teletan:
-                shown.append(issued.teletan)
-                return True
-            check_unavailable_page(issued.last, "en")
-            time.sleep(0.2)
-            return False
-        wait_until(issues, RECOVERY_LIMIT, interval=0, what="a teleTAN after space was freed")
-        german_again = german.issue()
-        assert german_again.teletan, german_again.last.describe()
-        shown.append(german_again.teletan)
-        portal.client().signed_in(*bench_officer(13))
-
-        admin_finds(admin, shown)
-        portal.stop_cleanly()
-        counts = check_nothing_half_written(portal, shown)
-        assert counts["pending_displays"] == 0, counts
+        check_recovered(portal, admin, officer, german, shown, bench_officer(13), RECOVERY_LIMIT, "a teleTAN after space was freed")
     finally:
         if portal is not None:
             portal.kill()

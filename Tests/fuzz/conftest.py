@@ -30,27 +30,25 @@ def _stop_and_check(instance: FuzzPortal) -> None:
     assert not errors, f"{instance.name} logged errors:\n" + "\n".join(errors[:20])
 
 
-@pytest.fixture(scope="session")
-def portal(tmp_path_factory):
-    """The portal of the fuzz (EVENT teleTANs issued at once)."""
-    instance = FuzzPortal(tmp_path_factory.mktemp("fuzz-portal"))
+def _running(instance: FuzzPortal):
     instance.start()
     try:
         yield instance
     finally:
         _stop_and_check(instance)
+
+
+@pytest.fixture(scope="session")
+def portal(tmp_path_factory):
+    """The portal of the fuzz (EVENT teleTANs issued at once)."""
+    yield from _running(FuzzPortal(tmp_path_factory.mktemp("fuzz-portal")))
 
 
 @pytest.fixture(scope="session")
 def two_person_portal(tmp_path_factory):
     """A portal under the four-eyes rule (--event-approval two-person), for the request,
     approve, decline and issue routes of EVENT teleTANs."""
-    instance = FuzzPortal(tmp_path_factory.mktemp("fuzz-portal-two-person"), ["--event-approval", "two-person"])
-    instance.start()
-    try:
-        yield instance
-    finally:
-        _stop_and_check(instance)
+    yield from _running(FuzzPortal(tmp_path_factory.mktemp("fuzz-portal-two-person"), ["--event-approval", "two-person"]))
 
 
 @pytest.fixture(scope="session")

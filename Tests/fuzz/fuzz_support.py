@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "Tests" / "support"))
-from processes_and_browsers import ManagedProcess, free_ports  # noqa: E402
+from processes_and_browsers import PortalProcess  # noqa: E402
 
 PORTAL_BIN = os.environ.get("PORTAL_BIN") or str(REPO / ".build" / "debug" / "portal")
 PAM_SERVICE = "teletan-portal-test"
@@ -104,27 +104,15 @@ def load_texts() -> dict[str, Texts]:
 # The portal process
 
 
-class FuzzPortal(ManagedProcess):
+class FuzzPortal(PortalProcess):
     """`portal serve` with the limits out of the way of a fuzz: no minimum interval between two
     teleTANs, high daily and hourly limits, sign-in throttling only after very many failures."""
 
-    name = "portal"
-
     def __init__(self, workdir: Path, extra_arguments: list[str] | None = None):
-        super().__init__(workdir)
-        self.port, self.metrics_port = free_ports(2)
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self.extra_arguments = list(extra_arguments or [])
+        super().__init__(workdir, PORTAL_BIN, PAM_SERVICE, extra_arguments=extra_arguments)
 
-    def command(self) -> list[str]:
+    def settings(self) -> list[str]:
         return [
-            PORTAL_BIN, "serve",
-            "--port", str(self.port),
-            "--metrics-port", str(self.metrics_port),
-            "--database", f"sqlite:{self.workdir / 'portal.sqlite'}",
-            "--secret-file", str(self.workdir / "portal.secret"),
-            "--audit-checkpoint-key", str(self.workdir / "audit-checkpoint-key.pem"),
-            "--pam-service", PAM_SERVICE,
             "--teletan-interval", "0s",
             "--teletans-per-user-per-day", "1000000",
             "--teletans-per-hour", "1000000",
@@ -137,11 +125,7 @@ class FuzzPortal(ManagedProcess):
             "--health-authorities", str(REPO / "docs" / "health-authorities.example.csv"),
             "--hotline-checks", str(REPO / "docs" / "hotline-checks.example.json"),
             "--callback-retention", "1h",
-            *self.extra_arguments,
         ]
-
-    def is_ready(self) -> bool:
-        return self.answers_ready(self.base_url)
 
     def client(self, name: str, role: str | None = None) -> Client:
         """A browser of its own; signed in as `role` (a key of ACCOUNTS) if given."""

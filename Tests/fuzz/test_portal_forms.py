@@ -24,7 +24,6 @@ whoever fixes one removes both.
 from __future__ import annotations
 
 import re
-import socket
 import uuid
 from dataclasses import dataclass, field
 from typing import Callable
@@ -37,6 +36,7 @@ from hypothesis import strategies as st
 from fuzz_support import (ACCOUNTS, BOUNDARY_NUMBERS, FORM, PASSWORD_CHANGE, SENT, STATUSES, Client, FuzzPortal, PortalGone,
                           Received, Valid, actions, bodies, declared_routes, field_value, forms, hidden_value, problems_with,
                           queries, segments, values, weighted)
+from processes_and_browsers import raw_exchange  # noqa: E402  (fuzz_support put Tests/support on the path)
 
 LANGUAGES = ["de", "en"]
 AUTHORITIES = ["1.01.0.01", "1.11.0.01", "2.00.0.01", "9.62.0.01"]
@@ -781,16 +781,6 @@ def test_audit_search_cursor_at_the_ends_of_int64(tmp_path, texts):
             instance.stop()
 
 
-def _raw_exchange(port: int, request: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.sendall(request)
-        sock.shutdown(socket.SHUT_WR)
-        answer = b""
-        while chunk := sock.recv(65536):
-            answer += chunk
-    return answer
-
-
 PARSER_REFUSALS = {
     "unknown method": b"FOO /signin HTTP/1.1\r\n{host}\r\n",
     "method in lower case": b"get /signin HTTP/1.1\r\n{host}\r\n",
@@ -811,7 +801,7 @@ def test_known_gap_requests_the_http_parser_refuses(portal, texts, case):
     request = PARSER_REFUSALS[case].replace(b"{host}", host)
     if not request.endswith(b"\r\n\r\n"):
         request += b"\r\n"
-    answer = _raw_exchange(portal.port, request)
+    answer = raw_exchange(portal.port, request)
     head, _, body = answer.partition(b"\r\n\r\n")
     status_line, *header_lines = head.decode("latin-1").split("\r\n")
     received = Received(int(status_line.split(" ")[1]), [tuple(line.split(": ", 1)) for line in header_lines if ": " in line], body)

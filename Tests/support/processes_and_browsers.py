@@ -1,6 +1,7 @@
-"""Shared by the browser suite (Tests/browser) and the end-to-end suite (Tests/e2e): a headless
-Chromium from Debian's packages that never reaches the network, free ports, and our server
-processes (started until ready, stopped gracefully with SIGTERM)."""
+"""Shared by the browser, end-to-end, fuzz and fault suites (Tests/browser, e2e, fuzz, faults): a
+headless Chromium from Debian's packages that never reaches the network, free ports, our server
+processes (started until ready, stopped gracefully with SIGTERM; the portal's common command
+line) and a raw HTTP exchange."""
 
 from __future__ import annotations
 
@@ -178,6 +179,58 @@ class ManagedProcess:
 
     def log_tail(self, lines: int = 40) -> str:
         return "\n".join(self.log_text().splitlines()[-lines:])
+
+
+class PortalProcess(ManagedProcess):
+    """`portal serve` on free ports of 127.0.0.1, with a database (default: a SQLite file in
+    `workdir`), a secret and, next to the secret, the audit checkpoint key (portals sharing a
+    database share both, as an operator's do). A suite adds its own flags in `settings()`;
+    `extra_arguments` go last."""
+
+    name = "portal"
+
+    def __init__(self, workdir: Path, binary: str, pam_service: str, database: str | None = None,
+                 secret_file: Path | None = None, extra_arguments: list[str] | None = None):
+        super().__init__(workdir)
+        self.binary = binary
+        self.pam_service = pam_service
+        self.port, self.metrics_port = free_ports(2)
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.database = database or f"sqlite:{workdir / 'portal.sqlite'}"
+        self.secret_file = secret_file or workdir / "portal.secret"
+        self.checkpoint_key = self.secret_file.with_name("audit-checkpoint-key.pem")
+        self.extra_arguments = list(extra_arguments or [])
+
+    def settings(self) -> list[str]:
+        return []
+
+    def command(self) -> list[str]:
+        return [
+            self.binary, "serve",
+            "--port", str(self.port),
+            "--metrics-port", str(self.metrics_port),
+            "--database", self.database,
+            "--secret-file", str(self.secret_file),
+            "--audit-checkpoint-key", str(self.checkpoint_key),
+            "--pam-service", self.pam_service,
+            *self.settings(),
+            *self.extra_arguments,
+        ]
+
+    def is_ready(self) -> bool:
+        return self.answers_ready(self.base_url)
+
+
+def raw_exchange(port: int, request: bytes, timeout: float = 30) -> bytes:
+    """Sends `request` as it is on a new connection to 127.0.0.1:`port`, closes the sending side
+    and returns everything the server answered (for requests no HTTP client library would send)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
+        connection.sendall(request)
+        connection.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return answer
 
 
 def last_document_status(driver) -> int | None:

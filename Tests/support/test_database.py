@@ -28,13 +28,25 @@ class DatabaseAccess:
         finally:
             connection.close()
 
-    def _psql(self, sql: str, **variables: str) -> str:
+    def _psql(self, sql: str, field_separator: str = "|", **variables: str) -> str:
         """Runs `sql` (read from standard input, so that `:'name'` takes a variable, quoted)."""
         options = [argument for name, value in variables.items() for argument in ("-v", f"{name}={value}")]
-        result = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", *options, self.location],
+        result = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-F", field_separator, "-v", "ON_ERROR_STOP=1", *options,
+                                 self.location],
                                 input=sql, capture_output=True, text=True, timeout=30)
         assert result.returncode == 0, f"psql failed: {result.stderr}"
         return result.stdout.strip()
+
+    def rows(self, sql: str) -> list[tuple]:
+        """The rows of a read-only query, for checks: integers as int, everything else as text
+        (PostgreSQL) or as SQLite gives it."""
+        if self.is_postgres:
+            return [tuple(int(value) if re.fullmatch(r"-?\d+", value) else value for value in line.split("\t"))
+                    for line in self._psql(sql, field_separator="\t").splitlines() if line]
+        return self._sqlite(sql)[1]
+
+    def scalar(self, sql: str):
+        return self.rows(sql)[0][0]
 
     def expire_newest_teletan(self) -> None:
         """Sets valid_until of the newest teleTAN into the past (the hash column holds only
