@@ -160,11 +160,6 @@ fi
 problems=$(log_problems "$tmp/portal.log")
 stop_server
 
-audit_result="not run"
-if audit_out=$(timeout 3600 "$portal" audit verify --database "$url" --log-level error 2>&1); then
-  audit_result=$(tail -n 1 <<<"$audit_out")
-else
-  audit_result="FAILED: $(tail -n 1 <<<"$audit_out")"
-fi
+audit_result=$(audit_verify 3600 --database "$url")
 python3 "$bench/audit_report.py" --load "$tmp/load.json" --seed "$seed_json" --facts "$facts; portal log: $problems warning/error lines" \
   --audit-verify "$audit_result" ${BENCH_JSON:+--json-out "$BENCH_JSON"}

@@ -154,14 +154,7 @@ stop_server
 
 # 4. Integrity of what the portal wrote.
 rows="teletans $(psql_bench -c 'SELECT count(*) FROM teletans'), audit_log $(psql_bench -c 'SELECT count(*) FROM audit_log')"
-verify() { # -> the last line of `portal audit verify`, FAILED: ... if it fails
-  local out
-  if out=$(timeout 300 "$portal" audit verify --database "$db_url" --log-level error 2>&1); then
-    tail -n 1 <<<"$out"
-  else
-    echo "FAILED: $(tail -n 1 <<<"$out")"
-  fi
-}
+verify() { audit_verify 300 --database "$db_url"; }
 audit_result="not run"
 [[ $verify_audit == 1 ]] && audit_result=$(verify)
 

@@ -283,12 +283,7 @@ fi
 kill_pam_children
 stop_server
 
-audit_result="not run"
-if audit_out=$(timeout 300 "$portal" audit verify --database "$db_url" --log-level error 2>&1); then
-  audit_result=$(tail -n 1 <<<"$audit_out")
-else
-  audit_result="FAILED: $(tail -n 1 <<<"$audit_out")"
-fi
+audit_result=$(audit_verify 300 --database "$db_url")
 
 # --- Report ----------------------------------------------------------------------------------
 echo "faults $scenario: $BENCH_GIT, $PORTAL_BIN ($build, $bin_id); $BENCH_MACHINE; $BENCH_PG_VERSION${sync_commit:+ (synchronous_commit=$sync_commit for $pg_db)}${lockout:+; --signin-lockout $lockout}"

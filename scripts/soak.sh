@@ -155,13 +155,8 @@ count() { # TABLE
 }
 rows="teletans $(count teletans), audit_log $(count audit_log), hotline_calls $(count hotline_calls), hotline_callbacks $(count hotline_callbacks)" \
   || rows="(not counted)"
-if audit_out=$(cd "$tmp" && timeout 600 "$portal" audit verify --full --database "$db_url" --secret-file "$tmp/secret" \
-                 --audit-checkpoint-key "$tmp/audit-checkpoint-key.pem" --log-level error 2>&1); then
-  audit_result=$(tail -n 1 <<<"$audit_out")
-else
-  audit_result="FAILED: $(tail -n 1 <<<"$audit_out")"
-  note "audit verify: $audit_out"
-fi
+audit_result=$(cd "$tmp" && audit_verify 600 --full --database "$db_url" --secret-file "$tmp/secret" \
+                 --audit-checkpoint-key "$tmp/audit-checkpoint-key.pem")
 
 python3 "$bench/soak_load.py" report --load "$tmp/load.json" --audit-verify "$audit_result" \
   --portal-log-problems "$problems" --rows "$rows" ${SOAK_JSON:+--json-append "$SOAK_JSON"}

@@ -35,12 +35,14 @@ if [[ $status != online* ]]; then
   pg_ctlcluster "$version" "$name" start
 fi
 
-# Wait for connections over TCP (the tests connect to 127.0.0.1).
-for _ in $(seq 1 60); do
-  pg_isready -q -h 127.0.0.1 -p "$port" && break
-  sleep 0.5
-done
-pg_isready -h 127.0.0.1 -p "$port"
+wait_for_connections() { # over TCP (the tests connect to 127.0.0.1), at most 30 s
+  for _ in $(seq 1 60); do
+    pg_isready -q -h 127.0.0.1 -p "$port" && break
+    sleep 0.5
+  done
+  pg_isready -h 127.0.0.1 -p "$port"
+}
+wait_for_connections
 
 psql_admin() { as_postgres psql -p "$port" -v ON_ERROR_STOP=1 -qAtX "$@"; }
 
@@ -50,10 +52,7 @@ if [[ $(psql_admin -c "SHOW shared_preload_libraries") != *pg_stat_statements* ]
   psql_admin -c "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"
   echo "Restarting PostgreSQL cluster $version/$name to load pg_stat_statements"
   pg_ctlcluster "$version" "$name" restart
-  for _ in $(seq 1 60); do
-    pg_isready -q -h 127.0.0.1 -p "$port" && break
-    sleep 0.5
-  done
+  wait_for_connections
 fi
 
 # Role: create once, reset the password every time.

@@ -36,7 +36,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from portal_load import CLK_TCK, Officer, Stats, Unexpected, machine_cpu  # noqa: E402
+from portal_load import Officer, Stats, Unexpected, is_postgres, machine_cpu, processes  # noqa: E402
 
 SNAPSHOT_SQL = """
 SELECT coalesce(json_agg(json_build_object(
@@ -90,24 +90,15 @@ def cpu_by_pid(portal_pid: int = 0) -> dict[str, dict[int, float]]:
     """utime + stime in seconds of each process of interest, by kind and pid: postgres (see
     ours()), pgbench, and the portal if its pid is given."""
     out: dict[str, dict[int, float]] = {"postgres": {}, "pgbench": {}, "portal": {}}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                text = f.read()
-        except OSError:
-            continue
-        comm = text[text.find("(") + 1:text.rfind(")")]
-        if int(entry) == portal_pid:
+    for pid, command, cpu in processes():
+        if pid == portal_pid:
             kind = "portal"
-        elif comm == "postgres" or comm.startswith("postgres:"):
-            kind = "postgres" if ours(entry) else None
+        elif is_postgres(command):
+            kind = "postgres" if ours(str(pid)) else None
         else:
-            kind = "pgbench" if comm == "pgbench" else None
+            kind = "pgbench" if command == "pgbench" else None
         if kind:
-            fields = text.rsplit(")", 1)[1].split()
-            out[kind][int(entry)] = (int(fields[11]) + int(fields[12])) / CLK_TCK
+            out[kind][pid] = cpu
     return out
 
 

@@ -107,6 +107,17 @@ private_copy() { # BINARY -> a copy in $tmp, so a rebuild during the run cannot 
   echo "$tmp/$(basename "$1")"
 }
 
+audit_verify() { # SECONDS ARGUMENTS... -> the last line of `$portal audit verify ARGUMENTS`, "FAILED: ..." if it fails (all of it on stderr)
+  local seconds=$1 out
+  shift
+  if out=$(timeout "$seconds" "$portal" audit verify --log-level error "$@" 2>&1); then
+    tail -n 1 <<<"$out"
+  else
+    note "audit verify: $out"
+    echo "FAILED: $(tail -n 1 <<<"$out")"
+  fi
+}
+
 log_problems() { # LOG: number of warning/error lines, and the first five on stderr
   local count
   count=$(grep -ciE 'warning|error|critical' "$1" || true)

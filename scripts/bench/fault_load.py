@@ -771,16 +771,12 @@ def thread_cpu(pid: int) -> dict[str, float]:
     except OSError:
         return out
     for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                text = f.read()
-        except OSError:
+        if (stat := pl.stat_of(f"/proc/{pid}/task/{tid}/stat")) is None:
             continue
-        comm = text[text.find("(") + 1:text.rfind(")")]
-        fields = text.rsplit(")", 1)[1].split()
+        comm, cpu = stat
         kind = ("TP (PAM pool)" if comm.startswith("TP-") else "NIO event loops" if comm.startswith("NIO-")
                 else "dispatch/async" if "qos" in comm else "other")
-        out[kind] += (int(fields[11]) + int(fields[12])) / pl.CLK_TCK
+        out[kind] += cpu
     return out
 
 
@@ -798,13 +794,10 @@ def database_backends_cpu(dbname: str) -> float:
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
                 title = f.read(200)
-            if not title.startswith(b"postgres: ") or needle not in title:
-                continue
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / pl.CLK_TCK
-        except (OSError, IndexError, ValueError):
+        except OSError:
             continue
+        if title.startswith(b"postgres: ") and needle in title:
+            total += pl.proc_cpu(int(entry))
     return total
 
 

@@ -269,31 +269,39 @@ def worker(index: int, usernames: list[str], args, ready_queue, go_conn, result_
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+def stat_of(path: str) -> tuple[str, float] | None:
+    """The command name and CPU seconds (utime + stime) from a /proc/PID/stat or
+    /proc/PID/task/TID/stat file; None if the process is gone."""
+    try:
+        with open(path) as f:
+            text = f.read()
+        fields = text.rsplit(")", 1)[1].split()
+        return text[text.find("(") + 1:text.rfind(")")], (int(fields[11]) + int(fields[12])) / CLK_TCK
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def processes() -> list[tuple[int, str, float]]:
+    """(pid, command name, CPU seconds) of every process on the machine."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (stat := stat_of(f"/proc/{entry}/stat")) is not None:
+            found.append((int(entry), *stat))
+    return found
+
+
+def is_postgres(command: str) -> bool:
+    return command == "postgres" or command.startswith("postgres:")
+
+
 def proc_cpu(pid: int) -> float:
     """utime + stime of one process in seconds (0 if it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
-    except (OSError, IndexError, ValueError):
-        return 0.0
+    stat = stat_of(f"/proc/{pid}/stat")
+    return stat[1] if stat else 0.0
 
 
 def postgres_cpu() -> float:
-    total = 0.0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                text = f.read()
-        except OSError:
-            continue
-        comm = text[text.find("(") + 1:text.rfind(")")]
-        if comm == "postgres" or comm.startswith("postgres:"):
-            fields = text.rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / CLK_TCK
-    return total
+    return sum(cpu for _, command, cpu in processes() if is_postgres(command))
 
 
 def machine_cpu() -> tuple[float, float]:

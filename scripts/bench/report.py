@@ -143,6 +143,32 @@ def load_summary(load: dict) -> dict:
             "latency_ms": load["latency_ms"], "cores": cores}
 
 
+def floor_of(pg: dict | None, pcores: dict, clients) -> dict:
+    """A replay's figures: pgbench's tps (cycles/s) and latency, and CPU per cycle."""
+    tps = pg.get("tps") if pg else None
+    return {"clients": clients, "tps": tps, "transactions": pg.get("transactions") if pg else None,
+            "latency_avg_ms": pg.get("latency_avg_ms") if pg else None, "failed": pg.get("failed") if pg else None,
+            "cores": pcores,
+            "cpu_ms_per_cycle": {k: (pcores[k] * 1000 / tps if tps and k in pcores else None) for k in ("postgres", "pgbench")}}
+
+
+def floor_lines(floor: dict) -> tuple[list[str], bool]:
+    """The report's lines of a replay, and whether other processes skewed it."""
+    per_cycle = floor["cpu_ms_per_cycle"]
+    lines = [f"    floor (pgbench)       {fmt(floor['tps'], '.1f')} cycles/s, latency avg "
+             f"{fmt(floor['latency_avg_ms'], '.2f', ' ms')} per cycle"
+             + (f", failed {floor['failed']}" if floor["failed"] else "")
+             + f"; CPU per cycle postgres {fmt(per_cycle['postgres'], '.2f')} ms, pgbench {fmt(per_cycle['pgbench'], '.2f')} ms"]
+    pcores, skewed = floor["cores"], False
+    if pcores:
+        lines.append(f"                          cores: postgres {pcores['postgres']:.2f}, pgbench {pcores['pgbench']:.2f}, "
+                     f"other {pcores['other']:.2f}, idle {pcores['machine'] - pcores['busy']:.2f}")
+        if pcores["other"] > 0.1:
+            skewed = True
+            lines.append(f"    WARNING: other processes used {pcores['other']:.2f} cores during the replay: the floor is skewed")
+    return lines, skewed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--load", required=True, help="portal_load.py JSON, BENCH_OFFICERS")
@@ -229,48 +255,29 @@ def main() -> int:
             f"{load['officers']} signed in in {load['signin_seconds']:.1f} s"
             + (f", re-sign-ins {load['resignins']}" if load["resignins"] else ""))
 
-        tps = pg.get("tps") if pg else None
-        transactions = pg.get("transactions") if pg else None
-        pcores = pgj.get("cpu_cores_used") or {}
-        floor = {"clients": load["officers"], "tps": tps, "transactions": transactions,
-                 "latency_avg_ms": pg.get("latency_avg_ms") if pg else None, "failed": pg.get("failed") if pg else None,
-                 "cores": pcores,
-                 "cpu_ms_per_cycle": {k: (pcores[k] * 1000 / tps if tps and k in pcores else None) for k in ("postgres", "pgbench")}}
+        floor = floor_of(pg, pgj.get("cpu_cores_used") or {}, load["officers"])
+        tps = floor["tps"]
         floors.append(floor)
         ratio = s["cycles_per_s"] / tps if tps else None
         ratios.append(ratio)
-        add(f"    floor (pgbench)       {fmt(tps, '.1f')} cycles/s, latency avg {fmt(floor['latency_avg_ms'], '.2f', ' ms')} per cycle"
-            + (f", failed {floor['failed']}" if floor["failed"] else "")
-            + f"; CPU per cycle postgres {ms(floor['cpu_ms_per_cycle']['postgres'])} ms, "
-              f"pgbench {ms(floor['cpu_ms_per_cycle']['pgbench'])} ms")
-        if pcores:
-            add(f"                          cores: postgres {pcores['postgres']:.2f}, pgbench {pcores['pgbench']:.2f}, "
-                f"other {pcores['other']:.2f}, idle {pcores['machine'] - pcores['busy']:.2f}")
-            if pcores["other"] > 0.1:
-                skewed = True
-                add(f"    WARNING: other processes used {pcores['other']:.2f} cores during the replay: the floor is skewed")
+        more, floor_skewed = floor_lines(floor)
+        lines.extend(more)
+        skewed = skewed or floor_skewed
         add(f"    portal / floor        {fmt(ratio, '.1%') if ratio is not None else 'n/a'}")
 
     pool_floor = None
     if args.pgbench_pool:
         pg = parse_pgbench(args.pgbench_pool)
         pcores = (json.load(open(args.pgbench_pool_json)) if args.pgbench_pool_json else {}).get("cpu_cores_used") or {}
-        tps = pg.get("tps") if pg else None
         clients = env.get("BENCH_POOL_SIZE", "?")
-        pool_floor = {"clients": clients, "tps": tps, "latency_avg_ms": pg.get("latency_avg_ms") if pg else None,
-                      "cores": pcores,
-                      "cpu_ms_per_cycle": {k: (pcores[k] * 1000 / tps if tps and k in pcores else None) for k in ("postgres", "pgbench")}}
+        pool_floor = floor_of(pg, pcores, clients)
+        tps = pool_floor["tps"]
         add("")
         add(f"  Floor at the portal's pool size (informational): pgbench replaying the cycle with {clients} clients, "
             f"as many as --database-pool-size lets the portal use")
-        add(f"    floor (pgbench)       {fmt(tps, '.1f')} cycles/s, latency avg {fmt(pool_floor['latency_avg_ms'], '.2f', ' ms')} per cycle; "
-            f"CPU per cycle postgres {ms(pool_floor['cpu_ms_per_cycle']['postgres'])} ms, pgbench {ms(pool_floor['cpu_ms_per_cycle']['pgbench'])} ms")
-        if pcores:
-            add(f"                          cores: postgres {pcores['postgres']:.2f}, pgbench {pcores['pgbench']:.2f}, "
-                f"other {pcores['other']:.2f}, idle {pcores['machine'] - pcores['busy']:.2f}")
-            if pcores["other"] > 0.1:
-                skewed = True
-                add(f"    WARNING: other processes used {pcores['other']:.2f} cores during the replay: the floor is skewed")
+        more, floor_skewed = floor_lines(pool_floor)
+        lines.extend(more)
+        skewed = skewed or floor_skewed
         if tps:
             add("    portal / this floor   " + ", ".join(f"{s['cycles_per_s'] / tps:.1%} at {s['officers']} officers" for s in summaries))
             slower = [f for f in floors if f["tps"] and f["tps"] < 0.9 * tps and f["clients"] > (int(clients) if clients.isdigit() else 10**6)]
