@@ -14,6 +14,8 @@ EXPECTED = {
     "--port": "8080",
     "--database": "sqlite:portal.sqlite",
     "--pam-service": "teletan-portal",
+    "--pam-threads": "16",
+    "--pam-timeout": "20s",
     "--idle-timeout": "15m",
     "--session-lifetime": "8h",
     "--signin-failures-per-user": "5",
@@ -51,3 +53,15 @@ def help_defaults() -> dict[str, str]:
 def test_serve_defaults_are_the_required_ones():
     defaults = help_defaults()
     assert {flag: defaults.get(flag) for flag in EXPECTED} == EXPECTED
+
+
+def test_a_pam_timeout_out_of_range_stops_start_up_naming_the_flag(tmp_path):
+    """--pam-timeout takes 1 s to 300 s: a wait of 0 would fail every sign-in, one of hours would
+    let a hanging directory hold every sign-in for hours."""
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("PORTAL_")}
+    for value in ("0s", "301s", "1h", "soon"):
+        result = subprocess.run([PORTAL_BIN, "serve", "--pam-timeout", value, "--database", f"sqlite:{tmp_path / 'p.sqlite'}"],
+                                capture_output=True, text=True, timeout=30, env=environment, cwd=tmp_path)
+        assert result.returncode != 0, value
+        assert "--pam-timeout" in result.stderr + result.stdout, (value, result.stderr)
+    assert not (tmp_path / "p.sqlite").exists(), "start-up went on to the database"
