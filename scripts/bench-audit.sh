@@ -68,13 +68,7 @@ warmup=${BENCH_WARMUP:-20};        int_in BENCH_WARMUP "$warmup" 0 10000
 repeats=${BENCH_BASELINE_REPEATS:-50}; int_in BENCH_BASELINE_REPEATS "$repeats" 1 10000
 verify_seed=${BENCH_VERIFY_SEED:-$(( rows <= 1000000 ? 1 : 0 ))}
 
-if [[ -n ${PORTAL_BIN:-} ]]; then :
-elif [[ -x $repo/.build/release/portal ]]; then PORTAL_BIN=$repo/.build/release/portal
-elif [[ -x $repo/.build-release/release/portal ]]; then PORTAL_BIN=$repo/.build-release/release/portal
-else PORTAL_BIN=$repo/.build/debug/portal
-fi
-[[ -x $PORTAL_BIN ]] || die "portal binary '$PORTAL_BIN' not found; build it (swift build -c release --product portal) or set PORTAL_BIN"
-build=$(build_of "$PORTAL_BIN")
+use_portal_binary
 [[ $build == release ]] || note "warning: $PORTAL_BIN is a $build build; latencies and export rates are not representative (swift build -c release --product portal)"
 
 for tool in python3 openssl curl; do command -v "$tool" >/dev/null || die "$tool is missing (scripts/install-deps.sh)"; done
@@ -89,8 +83,7 @@ else
 fi
 if (( ! seed_only )); then
   [[ $EUID -eq 0 ]] || note "warning: not root; pam_unix cannot check other users' passwords, sign-in will likely fail"
-  getent passwd tt-admin >/dev/null || die "account tt-admin missing (scripts/install-pam-stack.sh)"
-  [[ -f /etc/pam.d/teletan-portal-test ]] || die "PAM service teletan-portal-test missing (scripts/install-pam-stack.sh)"
+  require_test_stack tt-admin
 fi
 
 portal=$(private_copy "$PORTAL_BIN")

@@ -69,14 +69,11 @@ for unsupported in BENCH_TELETAN_INTERVAL BENCH_PACE BENCH_PGBENCH_CHAINED; do
   [[ -z ${!unsupported:-} ]] || note "warning: $unsupported is no longer supported and is ignored (see the header of $0)"
 done
 
-PORTAL_BIN=${PORTAL_BIN:-$(pick_bin portal)}
-[[ -x $PORTAL_BIN ]] || die "portal binary '$PORTAL_BIN' not found; build it or set PORTAL_BIN"
-build=$(build_of "$PORTAL_BIN")
+use_portal_binary
 
 require_tools
 [[ $EUID -eq 0 ]] || die "run as root (pam_unix needs /etc/shadow; the pg_stat_statements view and CHECKPOINT need the superuser)"
-getent passwd tt-bench-01 >/dev/null || die "account tt-bench-01 missing (scripts/install-pam-stack.sh)"
-[[ -f /etc/pam.d/teletan-portal-test ]] || die "PAM service teletan-portal-test missing (scripts/install-pam-stack.sh)"
+require_test_stack tt-bench-01
 [[ $(psql_superuser -c "SHOW shared_preload_libraries") == *pg_stat_statements* ]] ||
   die "PostgreSQL does not load pg_stat_statements (scripts/start-test-postgres.sh sets it up)"
 [[ $(psql_bench -c "SHOW pg_stat_statements.track_utility") == on ]] ||

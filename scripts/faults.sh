@@ -125,13 +125,10 @@ seconds_of() { # 2s | 2 | 1500ms | 1m -> seconds (decimal)
 }
 [[ $pam_timeout =~ ^[0-9]+(ms|s|m)?$ ]] || die "FAULT_PAM_TIMEOUT must look like 2s, got '$pam_timeout'"
 
-PORTAL_BIN=${PORTAL_BIN:-$(pick_bin portal)}
-[[ -x $PORTAL_BIN ]] || die "portal binary '$PORTAL_BIN' not found; build it or set PORTAL_BIN"
-build=$(build_of "$PORTAL_BIN")
+use_portal_binary
 require_tools
 [[ $EUID -eq 0 ]] || die "run as root (pam_unix needs /etc/shadow; pam-hang writes /etc/teletan-portal-test)"
-getent passwd tt-bench-50 >/dev/null || die "account tt-bench-50 missing (scripts/install-pam-stack.sh)"
-[[ -f /etc/pam.d/teletan-portal-test ]] || die "PAM service teletan-portal-test missing (scripts/install-pam-stack.sh)"
+require_test_stack tt-bench-50
 port=$(listen_port FAULT_PORT)
 metrics_port=$(listen_port FAULT_METRICS_PORT)
 [[ $metrics_port != "$port" ]] || die "FAULT_METRICS_PORT must differ from the portal port"

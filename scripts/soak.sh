@@ -72,19 +72,13 @@ think=${SOAK_THINK:-1}
 checkpoint_interval=${SOAK_CHECKPOINT_INTERVAL:-5m}
 [[ $checkpoint_interval =~ ^[0-9]+[smhd]$ ]] || die "SOAK_CHECKPOINT_INTERVAL must look like 5m, got '$checkpoint_interval'"
 
-PORTAL_BIN=${PORTAL_BIN:-$(pick_bin portal)}
-[[ -x $PORTAL_BIN ]] || die "portal binary '$PORTAL_BIN' not found; build it or set PORTAL_BIN"
-build=$(build_of "$PORTAL_BIN")
+use_portal_binary
 [[ $build == release ]] || note "warning: $PORTAL_BIN is a $build build; memory and latency figures differ from a release build"
 
 for tool in psql curl python3; do command -v "$tool" >/dev/null || die "$tool is missing (scripts/install-deps.sh)"; done
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "python3 must be 3.11 or newer"
 [[ $EUID -eq 0 ]] || die "run as root: pam_unix reads /etc/shadow, and the RSS peak is reset through /proc/PID/clear_refs"
-(( officers == 0 )) || getent passwd "tt-bench-$(printf %02d "$officers")" >/dev/null \
-  || die "account tt-bench-$(printf %02d "$officers") missing (scripts/install-pam-stack.sh)"
-(( agents == 0 )) || getent passwd "tt-hotbench-$(printf %02d "$agents")" >/dev/null \
-  || die "account tt-hotbench-$(printf %02d "$agents") missing (scripts/install-pam-stack.sh)"
-[[ -f /etc/pam.d/teletan-portal-test ]] || die "PAM service teletan-portal-test missing (scripts/install-pam-stack.sh)"
+require_test_stack $( (( officers == 0 )) || printf 'tt-bench-%02d ' "$officers"; (( agents == 0 )) || printf 'tt-hotbench-%02d' "$agents")
 port=$(listen_port SOAK_PORT)
 metrics_port=$(listen_port SOAK_METRICS_PORT)
 

@@ -13,8 +13,12 @@ int_in() { # NAME VALUE MIN MAX
   [[ $2 =~ ^[0-9]+$ ]] && (( 10#$2 >= $3 && 10#$2 <= $4 )) || die "$1 must be a whole number from $3 to $4, got '$2'"
 }
 
-pick_bin() { # NAME -> the release binary if built, else the debug one
-  if [[ -x $repo/.build-release/release/$1 ]]; then echo "$repo/.build-release/release/$1"; else echo "$repo/.build/debug/$1"; fi
+pick_bin() { # NAME -> the release binary if built (either scratch path), else the debug one
+  local candidate
+  for candidate in "$repo/.build-release/release/$1" "$repo/.build/release/$1"; do
+    [[ -x $candidate ]] && { echo "$candidate"; return; }
+  done
+  echo "$repo/.build/debug/$1"
 }
 
 build_of() { # BINARY -> release | debug | unknown
@@ -30,6 +34,20 @@ pg_host=127.0.0.1 pg_port=5432 pg_db=teletan_bench pg_user=teletan
 export PGPASSWORD=teletan   # the local test role of scripts/start-test-postgres.sh
 db_url="postgres://$pg_user:$PGPASSWORD@$pg_host:$pg_port/$pg_db"
 export PGOPTIONS='-c client_min_messages=warning'
+use_portal_binary() { # sets PORTAL_BIN (default: the release build if there is one) and build; dies if missing
+  PORTAL_BIN=${PORTAL_BIN:-$(pick_bin portal)}
+  [[ -x $PORTAL_BIN ]] || die "portal binary '$PORTAL_BIN' not found; build it (swift build -c release --product portal) or set PORTAL_BIN"
+  build=$(build_of "$PORTAL_BIN")
+}
+
+require_test_stack() { # ACCOUNT...: the accounts and the PAM service teletan-portal-test of scripts/install-pam-stack.sh
+  local account
+  for account in "$@"; do
+    getent passwd "$account" >/dev/null || die "account $account missing (scripts/install-pam-stack.sh)"
+  done
+  [[ -f /etc/pam.d/teletan-portal-test ]] || die "PAM service teletan-portal-test missing (scripts/install-pam-stack.sh)"
+}
+
 psql_bench() { psql -h "$pg_host" -p "$pg_port" -U "$pg_user" -d "$pg_db" -v ON_ERROR_STOP=1 -qAtX "$@"; }
 
 require_tools() { # also python3 3.11+ and a running PostgreSQL
