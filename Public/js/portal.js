@@ -15,6 +15,24 @@ document.addEventListener("DOMContentLoaded", function () {
     if (event.persisted && document.querySelector("form[data-submit-once]")) { window.location.reload(); }
   });
 
+  // Two minutes before an idle session would end, say so; "Stay signed in" is a request, which
+  // moves the session's idle deadline.
+  var idle = document.getElementById("idle-notice");
+  var idleWarning = document.getElementById("idle-warning");
+  if (idle && idleWarning) {
+    var idleSeconds = parseInt(idle.dataset.idleSeconds, 10);
+    var warnTimer = null;
+    var armIdleWarning = function () {
+      idleWarning.hidden = true;
+      window.clearTimeout(warnTimer);
+      if (idleSeconds > 120) { warnTimer = window.setTimeout(function () { idleWarning.hidden = false; }, (idleSeconds - 120) * 1000); }
+    };
+    document.getElementById("stay-signed-in").addEventListener("click", function () {
+      window.fetch(window.location.pathname, { method: "HEAD", credentials: "same-origin", cache: "no-store" }).then(armIdleWarning);
+    });
+    armIdleWarning();
+  }
+
   var panel = document.getElementById("teletan-panel");
   if (!panel) { return; }
 

@@ -1,3 +1,4 @@
+import AccessControl
 import Audit
 import FluentKit
 import Foundation
@@ -9,7 +10,7 @@ import Storage
 /// issuing in a call, the read-back, and the overview of counts.
 package struct HotlineFeature: PortalFeature {
     package static let strings = HotlineStrings.table
-    package static let migrations: [any Migration] = [CreateHotlineTables()]
+    package static let migrations: [any Migration] = [CreateHotlineTables(), OneWaitingCallbackPerNumber()]
 
     package struct Settings: Sendable {
         /// The call script's checks (`--hotline-checks`).
@@ -43,7 +44,7 @@ package struct HotlineFeature: PortalFeature {
         calls = CallController(
             database: foundation.database, csrf: foundation.csrf, checks: settings.checks, issuer: issuance.issuer,
             nonces: foundation.nonces, callbacks: callbacks, vault: vault, history: history, readBack: ReadBack(hasher: foundation.hasher),
-            readBackNotes: ReadBackNotes(serverSecret: foundation.serverSecret), displays: issuance.displays, audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
+            readBackNotes: ReadBackNotes(serverSecret: foundation.serverSecret), idleTimeout: foundation.sessions.idleTimeout, displays: issuance.displays, audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
         queue = CallbackController(
             database: foundation.database, csrf: foundation.csrf, callbacks: callbacks, history: history, audit: foundation.audit,
             renderer: foundation.renderer, now: foundation.now)
@@ -51,6 +52,15 @@ package struct HotlineFeature: PortalFeature {
             database: foundation.database,
             overview: HotlineOverview(callbacks: callbacks, timeZone: foundation.renderer.timeZone),
             renderer: foundation.renderer, now: foundation.now)
+    }
+
+    /// Where a hotline agent's new session starts: back in their newest open call (its ticks are
+    /// on the server, so a session that timed out mid-call loses nothing), else the hotline page
+    /// for an agent with no other role; everyone else at the start page.
+    @Sendable package static func landing(username: String, roles: Set<Role>, on db: any Database) async throws -> String {
+        guard roles.contains(where: { Permission.granted[$0, default: []].contains(.workHotlineCalls) }) else { return "/" }
+        if let call = try await Calls().open(of: username, on: db).first { return CallController.path(call.id) }
+        return roles.allSatisfy({ $0 == .hotline }) ? "/hotline" : "/"
     }
 
     package func addRoutes(to routes: DeclaredRoutes) {
@@ -62,13 +72,7 @@ package struct HotlineFeature: PortalFeature {
     /// Contact data past the retention time (each callback audited as expired), calls left open
     /// (audited as abandoned), number fingerprints past their window, and old records.
     package func runPeriodicWork(now: Date, on db: any Database) async throws {
-        try await db.transaction { tx in
-            for id in try await callbacks.expire(now: now, on: tx) {
-                try await audit.append(AuditEvent(
-                    action: .hotlineCallbackExpired, outcome: .success, subject: "callback:\(id.uuidString.lowercased())",
-                    details: ["reason": "retention"]), at: now, on: tx)
-            }
-        }
+        try await db.transaction { tx in try await callbacks.expire(now: now, auditedIn: audit, on: tx) }
         try await db.transaction { tx in
             for call in try await Calls().closeAbandoned(now: now, on: tx) {
                 try await audit.append(AuditEvent(
@@ -79,6 +83,17 @@ package struct HotlineFeature: PortalFeature {
         try await history.purge(now: now, on: db)
         try await Calls().purge(now: now, fingerprintWindow: history.window, on: db)
         try await callbacks.purge(now: now, on: db)
+    }
+}
+
+extension Callbacks {
+    /// Deletes the contact data past the retention time, each entry audited as expired.
+    func expire(now: Date, auditedIn audit: AuditLog, on db: any Database) async throws {
+        for id in try await expire(now: now, on: db) {
+            try await audit.append(AuditEvent(
+                action: .hotlineCallbackExpired, outcome: .success, subject: "callback:\(id.uuidString.lowercased())",
+                details: ["reason": "retention"]), at: now, on: db)
+        }
     }
 }
 

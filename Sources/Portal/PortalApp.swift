@@ -73,7 +73,7 @@ package final class PortalApp: Sendable {
             logger: logger, now: now)
         pam = PAMAuthenticator(configuration: PAMConfiguration(
             service: configuration.pamService, threads: configuration.pamThreads, responseTimeout: configuration.pamTimeout), logger: logger)
-        signIn = SignInFeature(foundation: foundation, pam: pam, settings: configuration.signInSettings)
+        signIn = SignInFeature(foundation: foundation, pam: pam, settings: configuration.signInSettings, landing: HotlineFeature.landing)
         issuance = IssuanceFeature(foundation: foundation, verification: verification, settings: configuration.issuanceSettings)
         hotline = HotlineFeature(foundation: foundation, issuance: issuance, settings: configuration.hotlineSettings)
         integrity = AuditIntegrity(

@@ -27,6 +27,8 @@ struct SignInController: Sendable {
     let crowdRefusals = RefusalTally()
     /// At most as many sign-in requests at once as PAM has threads.
     let gate: SignInGate
+    /// Where a new session starts (a hotline agent's open call, say).
+    let landing: SignInFeature.Landing
     let now: @Sendable () -> Date
 
     func addRoutes(to routes: DeclaredRoutes) {
@@ -251,7 +253,7 @@ struct SignInController: Sendable {
         let roles = roleGroups.roles(forGroups: groups)
         let db = database.database(logger: context.logger)
         let time = now()
-        let cookieValue = try await db.transaction { tx in
+        let (cookieValue, next) = try await db.transaction { tx in
             // Signing in again ends the session this browser had: never two at once, never reused.
             if let previous = context.identity { try await sessions.end(sessionHash: previous.sessionHash, on: tx) }
             let (cookieValue, _) = try await sessions.create(username: username, roles: roles, address: context.clientAddress, now: time, on: tx)
@@ -260,10 +262,10 @@ struct SignInController: Sendable {
                 action: .signIn, outcome: .success, actor: username,
                 role: roles.joined,
                 address: context.clientAddress, requestID: context.requestID), at: time, on: tx)
-            return cookieValue
+            return (cookieValue, try await landing(username, roles, tx))
         }
         metrics.signIn(outcome: "success")
-        return PageRenderer.redirect(to: "/", cookies: [
+        return PageRenderer.redirect(to: next, cookies: [
             SessionMiddleware.cookie(value: cookieValue, secure: context.isHTTPS),
             Self.clearConversationCookie(secure: context.isHTTPS),
         ])

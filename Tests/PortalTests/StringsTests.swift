@@ -92,5 +92,12 @@ final class StringsTests: XCTestCase {
         XCTAssertEqual(DurationText.text(seconds: 85_973, in: .english), "24 hours")
         XCTAssertEqual(DurationText.text(seconds: 3600 * 2, in: .german), "2 Stunden")
         XCTAssertEqual(DurationText.text(seconds: 0, in: .german), "1 Sekunde")
+        // A configured limit, exact and with one spelled out (German dative after "nach").
+        XCTAssertEqual(DurationText.limit(seconds: 3600, in: .english), "one hour")
+        XCTAssertEqual(DurationText.limit(seconds: 3600, in: .german), "einer Stunde")
+        XCTAssertEqual(DurationText.limit(seconds: 5400, in: .english), "90 minutes")
+        XCTAssertEqual(DurationText.limit(seconds: 7200, in: .german), "2 Stunden")
+        XCTAssertEqual(DurationText.limit(seconds: 60, in: .german), "einer Minute")
+        XCTAssertEqual(DurationText.limit(seconds: 45, in: .english), "45 seconds")
     }
 }

@@ -227,7 +227,8 @@ def test_every_page_has_no_serious_accessibility_violation(browser, portal, secr
 
     # The other roles.
     sign_in(browser, portal, secrets_ledger, *HOTLINE)
-    assert browser.find_elements(By.ID, "link-hotline")
+    browser.get(base + "/")
+    assert browser.find_elements(By.ID, "link-hotline") and browser.find_elements(By.ID, "start-call")
     audit.check("start page, hotline", "/")
     check_hotline_pages(audit, browser, portal, secrets_ledger, lang)
     sign_out(browser)
@@ -277,7 +278,7 @@ def test_every_page_has_no_serious_accessibility_violation(browser, portal, secr
     assert browser.find_elements(By.ID, "signin-error"), "mismatched new passwords were not refused"
     audit.check("sign-in page, password change failed")
 
-    audit.assert_clean(expected_pages=43 if lang == "en" else 42)
+    audit.assert_clean(expected_pages=47 if lang == "en" else 46)
 
 
 def made_up_teletan() -> str:
@@ -361,6 +362,27 @@ def check_hotline_pages(audit: AxeAudit, browser, portal, ledger, lang: str) -> 
     click_and_wait(browser, browser.find_element(By.ID, "outcome-wrong-number"))
     assert queue_row(browser, waiting) and browser.find_elements(By.CSS_SELECTOR, "#closed-callbacks .closed-entry")
     audit.check("callback queue, a waiting and a closed entry", "/hotline/callbacks")
+    browser.set_window_size(390, 844)
+    try:
+        browser.get(base + "/hotline/callbacks")
+        audit.check("callback queue at 390 px", "/hotline/callbacks")
+    finally:
+        browser.set_window_size(1280, 900)
+
+    # The same number again: refused, it waits already (409). Enter with nothing typed: a notice.
+    call = start_call(browser, portal, lang)
+    type_into(browser, "phone", waiting_phone)
+    type_into(browser, "name", waiting_name)
+    click_and_wait(browser, browser.find_element(By.ID, "call-back-later"))
+    assert browser.find_elements(By.ID, "call-error"), "the same number was queued twice"
+    audit.check("call page, number already waiting (409)", f"/hotline/calls/{call}/callback")
+    type_into(browser, "phone", "")
+    type_into(browser, "name", "")
+    submit_by_script(browser, "document.getElementById('enter-default').click()")
+    assert browser.find_elements(By.ID, "call-notice"), "no notice after Enter"
+    audit.check("call page, Enter with nothing typed", f"/hotline/calls/{call}/callback")
+    Select(browser.find_element(By.ID, "outcome")).select_by_value("information_only")
+    click_and_wait(browser, browser.find_element(By.ID, "end-call"))
 
     # A call: Issue teleTAN with no check ticked (the error), then with every required check.
     call = start_call(browser, portal, lang)
@@ -393,10 +415,17 @@ def check_hotline_pages(audit: AxeAudit, browser, portal, ledger, lang: str) -> 
     assert browser.find_elements(By.CSS_SELECTOR, "#recent-teletans tbody tr"), "no teleTAN listed"
     audit.check("my recent teleTANs", "/teletan/recent")
 
-    # The waiting entry is closed again (refused), so that the next run finds only its own.
+    # The waiting entry is reached (the call shows number and name), and that call ended, so that
+    # the next run finds only its own.
     browser.get(base + "/hotline/callbacks")
     click_and_wait(browser, queue_row(browser, waiting).find_element(By.CSS_SELECTOR, ".take"))
-    click_and_wait(browser, browser.find_element(By.ID, "outcome-refused"))
+    click_and_wait(browser, browser.find_element(By.ID, "outcome-reached"))
+    assert browser.find_elements(By.ID, "caller-name"), "the reached call does not show the caller"
+    reached_call = path_of(browser)
+    audit.check("call page after Reached, with the caller", reached_call)
+    Select(browser.find_element(By.ID, "outcome")).select_by_value("caller_hung_up")
+    click_and_wait(browser, browser.find_element(By.ID, "end-call"))
+    browser.get(base + "/hotline/callbacks")
     assert not browser.find_elements(By.ID, f"callback-{waiting}")
     browser.get(base + "/")
 

@@ -436,6 +436,10 @@ def click_and_wait(driver, element) -> None:
         lambda d: d.execute_script("return document.readyState === 'complete' && !window.e2eOldDocument;"))
 
 
+# Where a new session starts (HotlineFeature.landing).
+LANDING = re.compile(r"/(hotline(/calls/[0-9a-f-]{36})?)?")
+
+
 def sign_in(driver, portal: Portal, username: str, password: str) -> None:
     from selenium.webdriver.common.by import By
 
@@ -443,7 +447,8 @@ def sign_in(driver, portal: Portal, username: str, password: str) -> None:
     driver.find_element(By.ID, "username").send_keys(username)
     driver.find_element(By.ID, "password").send_keys(password)
     click_and_wait(driver, driver.find_element(By.ID, "signin"))
-    assert path_of(driver) == "/", f"sign-in ended on {driver.current_url}"
+    # The start page, or for a hotline agent the hotline page or their open call.
+    assert LANDING.fullmatch(path_of(driver)), f"sign-in ended on {driver.current_url}"
 
 
 def press_issue(driver, portal: Portal) -> float:

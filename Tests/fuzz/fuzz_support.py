@@ -251,7 +251,9 @@ class Client:
         page = self.get("/signin")
         csrf = hidden_value(page.text, "/signin", "csrf")
         answer = self.post_form("/signin", {"csrf": csrf, "username": username, "password": password})
-        assert answer.status == 303 and answer.location == "/", (username, answer.status, answer.text[:500])
+        # The start page, or for a hotline agent the hotline page or their open call.
+        assert answer.status == 303 and re.fullmatch(r"/(hotline(/calls/[0-9a-f-]{36})?)?", answer.location or ""), (
+            username, answer.status, answer.text[:500])
         self.credentials = (username, password)
         self.signed_out = False
         home = self.get("/")

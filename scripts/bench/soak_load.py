@@ -96,6 +96,9 @@ END_OUTCOMES = ["not_eligible", "caller_hung_up", "information_only", "other"]  
 
 TELETAN_RE = re.compile(rb'<p id="teletan" class="teletan">(.*?)</p>', re.S)
 GROUP_RE = re.compile(rb'<span class="group">([^<]*)</span>')
+# Where a new session starts: the start page, or for a hotline agent the hotline page or their open
+# call (HotlineFeature.landing).
+LANDING_RE = re.compile(r"^/(hotline(/calls/[0-9a-f-]{36})?)?$")
 CALL_PATH_RE = re.compile(f"^/hotline/calls/({UUID})$")
 CALLBACK_PATH_RE = re.compile(f"^/hotline/callbacks/({UUID})$")
 CHECK_RE = re.compile(rb'<input type="checkbox" name="checks\[\]" value="([^"]+)" id="check-[^"]+"( checked)?>\s*'
@@ -280,7 +283,7 @@ class Person(Officer):
             raise Failure("GET /signin: no csrf", "sign-in page without csrf")
         with Person.signin_gate:
             self.go("POST", "/signin", {"username": self.username, "password": self.password, "csrf": match.group(1).decode()},
-                    status=303, location="/")
+                    status=303, location=LANDING_RE)
         if "portal_session" not in self.cookies:
             raise Failure("POST /signin: no session cookie", "303 without portal_session cookie")
         self.signed_in = True

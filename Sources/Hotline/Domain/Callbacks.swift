@@ -12,10 +12,11 @@ package enum CallbackOutcome: String, Sendable, CaseIterable {
 }
 
 /// The shared callback queue. The caller's number and name are sealed (``ContactVault``) and
-/// deleted when the callback ends (reached, wrong number, refused, or unreachable after the last
-/// attempt) and at the latest after the retention time; the entry stays, without them, so the
-/// queue can say what became of it. **Take** is one conditional UPDATE: of two agents taking at
-/// once, one gets it.
+/// deleted when the callback ends (wrong number, refused, or unreachable after the last attempt;
+/// after **Reached** when the call it continues ends, so a dropped line can be called again) and
+/// at the latest after the retention time; the entry stays, without them, so the queue can say
+/// what became of it. A number waits at most once (a unique index on the waiting entries'
+/// fingerprints). **Take** is one conditional UPDATE: of two agents taking at once, one gets it.
 package struct Callbacks: Sendable {
     package struct Row: Decodable, Sendable {
         package let id: UUID
@@ -45,6 +46,15 @@ package struct Callbacks: Sendable {
         case takenByOther
         /// Closed, expired or unknown.
         case notWaiting
+    }
+
+    /// What **Call back later** did.
+    package enum Queued: Equatable, Sendable {
+        case queued
+        /// The number waits in the queue already (since then): not queued twice.
+        case alreadyWaiting(since: Date)
+        /// The call had ended meanwhile (a second submit): nothing queued.
+        case callNotOpen
     }
 
     package enum Recorded: Equatable, Sendable {
@@ -94,6 +104,15 @@ package struct Callbacks: Sendable {
     /// The entry's contact data, while it still has them.
     package func contact(of row: Row) -> ContactVault.Contact? {
         row.sealed_contact.flatMap { vault.open($0, for: row.id) }
+    }
+
+    /// The entry for this number that waits now, if any.
+    package func waiting(phoneFingerprint: String, now: Date, on db: any Database) async throws -> Row? {
+        try await sql(db).raw("""
+            SELECT \(Self.columns) FROM hotline_callbacks
+            WHERE status = 'waiting' AND phone_fingerprint = \(bind: phoneFingerprint)
+              AND created_at > \(bind: now.addingTimeInterval(-retention))
+            """).first(decoding: Row.self)
     }
 
     /// Waiting entries, oldest first (not those past the retention time that the cleanup has
@@ -155,9 +174,12 @@ package struct Callbacks: Sendable {
             struct Changed: Decodable { let id: UUID }
             let changed: [Changed]
             if let closesAs {
+                // Reached: the number and name stay (sealed) for the call that continues, until it ends.
+                let keepsContact = outcome == .reached
                 changed = try await sql(tx).raw("""
                     UPDATE hotline_callbacks SET status = 'closed', outcome = \(bind: closesAs), attempts = \(bind: attempts),
-                        sealed_contact = NULL, phone_fingerprint = NULL, closed_at = \(bind: now), taken_by = NULL, taken_at = NULL
+                        sealed_contact = \(unsafeRaw: keepsContact ? "sealed_contact" : "NULL"), phone_fingerprint = NULL,
+                        closed_at = \(bind: now), taken_by = NULL, taken_at = NULL
                     WHERE id = \(bind: id) AND status = 'waiting' AND taken_by = \(bind: agent) AND attempts = \(bind: row.attempts)
                     RETURNING id
                     """).all(decoding: Changed.self)

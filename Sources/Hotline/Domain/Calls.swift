@@ -121,12 +121,23 @@ package struct Calls: Sendable {
         }
     }
 
+    /// Ends `agent`'s open call. A call that continues a reached callback takes the number and
+    /// name the callback kept for it along (see ``Callbacks``).
     package func end(_ id: UUID, agent: String, outcome: CallOutcome, at time: Date, on db: any Database) async throws -> Bool {
-        try await changed(sql(db).raw("""
+        struct Ended: Decodable { let callback_id: UUID? }
+        guard let ended = try await sql(db).raw("""
             UPDATE hotline_calls SET ended_at = \(bind: time), outcome = \(bind: outcome.rawValue), readback_sealed = NULL
             WHERE id = \(bind: id) AND agent = \(bind: agent) AND ended_at IS NULL
-            RETURNING id
-            """))
+            RETURNING callback_id
+            """).first(decoding: Ended.self)
+        else { return false }
+        try await forgetCallbackContact(ended.callback_id, on: db)
+        return true
+    }
+
+    private func forgetCallbackContact(_ callbackID: UUID?, on db: any Database) async throws {
+        guard let callbackID else { return }
+        try await sql(db).raw("UPDATE hotline_callbacks SET sealed_contact = NULL WHERE id = \(bind: callbackID) AND status = 'closed'").run()
     }
 
     /// Counts one read-back of `agent`'s open call with a teleTAN, within the limit; the attempt's
@@ -144,11 +155,13 @@ package struct Calls: Sendable {
 
     /// Closes calls left open too long; their ids and agents.
     package func closeAbandoned(now: Date, on db: any Database) async throws -> [Row] {
-        try await sql(db).raw("""
+        let closed = try await sql(db).raw("""
             UPDATE hotline_calls SET ended_at = \(bind: now), outcome = \(bind: CallOutcome.abandoned.rawValue), readback_sealed = NULL
             WHERE ended_at IS NULL AND started_at <= \(bind: now.addingTimeInterval(-Self.abandonedAfter))
             RETURNING \(Self.columns)
             """).all(decoding: Row.self)
+        for call in closed { try await forgetCallbackContact(call.callback_id, on: db) }
+        return closed
     }
 
     /// What the overview counts of a call.

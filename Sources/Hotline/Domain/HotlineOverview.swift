@@ -12,7 +12,7 @@ package struct HotlineOverview: Sendable {
         package var oldestWaitingSince: Date?
         /// teleTANs issued in hotline calls per day, the last 14 days, oldest first
         /// (`yyyy-MM-dd` in the authority's time zone).
-        package var teleTANsPerDay: [(day: String, count: Int)]
+        package var teleTANsPerDay: [(day: Date, count: Int)]
 
         package static func == (lhs: Figures, rhs: Figures) -> Bool {
             lhs.today == rhs.today && lhs.week == rhs.week && lhs.callbacksWaiting == rhs.callbacksWaiting
@@ -54,7 +54,7 @@ package struct HotlineOverview: Sendable {
             if let issued = row.teletan_issued_at, issued >= fortnight { perDay[formatter.string(from: issued), default: 0] += 1 }
         }
         figures.teleTANsPerDay = (0..<14).compactMap { calendar.date(byAdding: .day, value: $0, to: fortnight) }
-            .map { formatter.string(from: $0) }.map { ($0, perDay[$0] ?? 0) }
+            .map { ($0, perDay[formatter.string(from: $0)] ?? 0) }
         let waiting = try await callbacks.waitingCount(now: now, on: db)
         figures.callbacksWaiting = waiting.count
         figures.oldestWaitingSince = waiting.oldest

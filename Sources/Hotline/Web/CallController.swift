@@ -23,6 +23,8 @@ struct CallController: Sendable {
     let history: NumberHistory
     let readBack: ReadBack
     let readBackNotes: ReadBackNotes
+    /// The session's idle timeout: the page says when an idle session would end.
+    let idleTimeout: Duration
     let displays: PendingDisplays
     let audit: AuditLog
     let renderer: PageRenderer
@@ -49,6 +51,9 @@ struct CallController: Sendable {
         let phone: String?
         let name: String?
         let outcome: String?
+        /// Set by the page's default button, which Enter in any field presses: what the agent
+        /// meant is worked out from what they typed, never "Issue teleTAN".
+        let enter: String?
     }
 
     struct ReadBackForm: Decodable {
@@ -73,7 +78,8 @@ struct CallController: Sendable {
             openCalls: open.map { .init(id: $0.id.uuidString.lowercased(), startedAt: renderer.dateTime($0.started_at, in: context.language)) },
             hasOpenCalls: !open.isEmpty,
             callbacksWaiting: renderer.text("hotline_callbacks_waiting", in: context.language, ["count": String(waiting.count)]),
-            notice: done.flatMap { ["callback_queued", "ended", "passed_on"].contains($0) ? renderer.text("hotline_done_\($0)", in: context.language) : nil },
+            notice: done.flatMap { ["callback_queued", "ended", "passed_on"].contains($0)
+                ? renderer.text("hotline_done_\($0)", in: context.language, ["retention": retentionText(context.language)]) : nil },
             mayViewOverview: user.may(.viewHotlineOverview)
         ), context: context)
     }
@@ -99,7 +105,12 @@ struct CallController: Sendable {
            let sealed = try await calls.takeReadBackResult(of: call.id, agent: user.username, on: database.database(logger: context.logger)) {
             result = readBackNotes.open(sealed, for: call.id)
         }
-        return try await page(for: call, user: user, context: context, readBackResult: result)
+        // The result page's display time ran out and sent the agent back here.
+        let hidden = request.uri.queryParameters["hidden"] != nil && call.isOpen && call.teletan_fingerprint != nil
+        return try await page(
+            for: call, user: user, context: context,
+            message: CallMessage(notice: hidden ? renderer.text("hotline_notice_teletan_hidden", in: context.language) : nil),
+            readBackResult: result)
     }
 
     // MARK: - Actions
@@ -113,7 +124,7 @@ struct CallController: Sendable {
                     "type": TeleTANType.test.rawValue, "reason": "required_check_missing", "call": call.id.uuidString.lowercased(),
                     "missing": missing.joined(separator: ","),
                 ]), at: time, on: action.db)
-                return try await action.page(error: renderer.text("hotline_error_required", in: context.language))
+                return try await action.page(error: renderer.text("hotline_error_required", in: context.language), missing: Set(missing))
             }
             let callID = call.id
             let phone = call.phone_fingerprint
@@ -136,16 +147,30 @@ struct CallController: Sendable {
     @Sendable func callBackLater(_ request: Request, context: PortalRequestContext) async throws -> Response {
         try await withOpenCall(request, context) { action in
             let (call, form, acting, time) = (action.call, action.form, action.acting, action.time)
-            guard let phone = PhoneNumber(form.phone ?? "") else {
+            let typedPhone = form.phone?.trimmingCharacters(in: .whitespaces) ?? ""
+            let typedName = form.name?.trimmingCharacters(in: .whitespaces) ?? ""
+            // Enter with nothing typed for a callback: the checks are saved, nothing else happens.
+            if form.enter != nil, typedPhone.isEmpty, typedName.isEmpty {
+                return try await action.page(notice: renderer.text("hotline_notice_enter", in: context.language))
+            }
+            guard let phone = PhoneNumber(typedPhone) else {
                 return try await action.page(error: renderer.text("hotline_error_phone", in: context.language), field: "phone")
             }
-            guard let name = PersonName.validated(form.name ?? "") else {
-                return try await action.page(error: renderer.text("hotline_error_name", in: context.language), field: "name")
+            if let problem = PersonName.problem(typedName) {
+                return try await action.page(error: renderer.text("hotline_error_name_\(problem.rawValue)", in: context.language), field: "name")
             }
+            let name = typedName
             let phoneFingerprint = vault.fingerprint(of: phone)
-            let queued = try await action.db.transaction { tx in
+            let queued: Callbacks.Queued
+            do { queued = try await action.db.transaction { tx in
+                // An entry past its retention that the cleanup has not reached must not block the number.
+                try await callbacks.expire(now: time, auditedIn: audit, on: tx)
+                // A number waits in the queue once: this one is not queued again, the call stays open.
+                if let waiting = try await callbacks.waiting(phoneFingerprint: phoneFingerprint, now: time, on: tx) {
+                    return try await refuseRepeat(waiting, call: call, by: acting, at: time, on: tx)
+                }
                 // Ending the call first: a second submit (a double click) finds it ended and queues nothing.
-                guard try await calls.end(call.id, agent: acting.username, outcome: .callbackQueued, at: time, on: tx) else { return false }
+                guard try await calls.end(call.id, agent: acting.username, outcome: .callbackQueued, at: time, on: tx) else { return .callNotOpen }
                 let id = try await callbacks.queue(
                     from: call.id, contact: .init(phone: phone.e164, name: name), phoneFingerprint: phoneFingerprint, at: time, on: tx)
                 let repeated = try await history.lastTeleTAN(for: phoneFingerprint, now: time, on: tx) != nil
@@ -153,9 +178,20 @@ struct CallController: Sendable {
                     details: ["call": call.id.uuidString.lowercased(), "number": phoneFingerprint, "name": vault.fingerprint(ofName: name),
                               "repeat_caller": repeated ? "yes" : "no"]), at: time, on: tx)
                 try await audit.append(ended(call, .callbackQueued, acting, at: time), at: time, on: tx)
-                return true
+                return .queued
+            } } catch let error where (error as? any DatabaseError)?.isConstraintFailure == true {
+                // Another agent queued the same number at the same moment: the unique index decided.
+                guard let waiting = try await callbacks.waiting(phoneFingerprint: phoneFingerprint, now: time, on: action.db) else { throw error }
+                queued = try await refuseRepeat(waiting, call: call, by: acting, at: time, on: action.db)
             }
-            return PageRenderer.redirect(to: queued ? "/hotline?done=callback_queued" : Self.path(call.id))
+            switch queued {
+            case .queued: return PageRenderer.redirect(to: "/hotline?done=callback_queued")
+            case .callNotOpen: return PageRenderer.redirect(to: Self.path(call.id))
+            case .alreadyWaiting(let since):
+                return try await action.page(
+                    error: renderer.text("hotline_error_already_waiting", in: context.language, ["since": renderer.dateTime(since, in: context.language)]),
+                    field: "phone", status: .conflict)
+            }
         }
     }
 
@@ -188,7 +224,7 @@ struct CallController: Sendable {
         guard !ReadBack.normalised(typed).isEmpty else {
             return try await page(
                 for: call, user: user, context: context, status: .badRequest,
-                error: renderer.text("hotline_error_read_back_empty", in: context.language), errorField: "read-back")
+                message: CallMessage(error: renderer.text("hotline_error_read_back_empty", in: context.language), field: "read-back"))
         }
         let result = readBack.compare(typed, fingerprint: fingerprint)
         let sealed = try readBackNotes.seal(result, for: call.id)
@@ -220,6 +256,29 @@ struct CallController: Sendable {
 
     // MARK: - Helpers
 
+    /// What the call page says above the form: an error (with the field or the missing checks it
+    /// concerns) or a notice.
+    struct CallMessage {
+        var error: String?
+        var field: String?
+        var missing: Set<String> = []
+        var notice: String?
+    }
+
+    /// **Call back later** for a number that waits already: audited, and not queued.
+    private func refuseRepeat(
+        _ waiting: Callbacks.Row, call: Calls.Row, by acting: ActingUser, at time: Date, on db: any Database
+    ) async throws -> Callbacks.Queued {
+        try await audit.append(AuditEvent(.hotlineCallbackQueued, .refused, by: acting, subject: "callback:\(waiting.id.uuidString.lowercased())",
+            details: ["call": call.id.uuidString.lowercased(), "reason": "already_waiting"]), at: time, on: db)
+        return .alreadyWaiting(since: waiting.created_at)
+    }
+
+    /// The callback retention as the script says it: "one hour".
+    private func retentionText(_ language: Language) -> String {
+        DurationText.limit(seconds: Int(callbacks.retention), in: language)
+    }
+
     static func path(_ id: UUID) -> String { "/hotline/calls/\(id.uuidString.lowercased())" }
 
     /// The signed-in agent and their call named in the path; 404 for a malformed id, an unknown
@@ -244,11 +303,15 @@ struct CallController: Sendable {
         let ticked: Set<String>
         let time: Date
         let db: any Database
-        /// The call page again, with an error and everything the agent typed.
-        let page: (_ error: String, _ field: String?) async throws -> Response
+        /// The call page again, with an error or a notice and everything the agent typed.
+        let page: (_ message: CallMessage, _ status: HTTPResponse.Status) async throws -> Response
 
-        func page(error: String, field: String? = nil) async throws -> Response {
-            try await page(error, field)
+        func page(error: String, field: String? = nil, missing: Set<String> = [], status: HTTPResponse.Status = .badRequest) async throws -> Response {
+            try await page(CallMessage(error: error, field: field, missing: missing), status)
+        }
+
+        func page(notice: String) async throws -> Response {
+            try await page(CallMessage(notice: notice), .ok)
         }
     }
 
@@ -268,10 +331,9 @@ struct CallController: Sendable {
         try await recordAnswers(ticked, of: call, by: acting, at: time, on: db)
         return try await body(CallAction(
             user: user, call: call, form: form, acting: acting, ticked: ticked, time: time, db: db,
-            page: { error, field in
+            page: { message, status in
                 try await page(
-                    for: call, user: user, context: context, ticked: ticked, phone: form.phone, name: form.name, status: .badRequest,
-                    error: error, errorField: field)
+                    for: call, user: user, context: context, ticked: ticked, phone: form.phone, name: form.name, status: status, message: message)
             }))
     }
 
@@ -303,9 +365,10 @@ struct CallController: Sendable {
     /// The call page in its current step.
     private func page(
         for call: Calls.Row, user: SignedInUser, context: PortalRequestContext, ticked: Set<String>? = nil,
-        phone: String? = nil, name: String? = nil, status: HTTPResponse.Status = .ok, error: String? = nil, errorField: String? = nil,
+        phone: String? = nil, name: String? = nil, status: HTTPResponse.Status = .ok, message: CallMessage = CallMessage(),
         readBackResult: ReadBack.Result? = nil
     ) async throws -> Response {
+        let (error, errorField) = (message.error, message.field)
         let language = context.language
         let time = now()
         let db = database.database(logger: context.logger)
@@ -318,21 +381,37 @@ struct CallController: Sendable {
         }
         // The teleTAN of this call not shown yet (the redirect after Issue was lost).
         let teleTANWaiting = step == .readBack ? try await displays.isWaiting(sessionHash: user.sessionHash, now: time, on: db) : false
+        // A call that continues a reached callback: the number to call again if the line drops,
+        // and the name to ask for, while the callback keeps them.
+        var caller: CallPage.Caller?
+        if call.isOpen, let callbackID = call.callback_id, let callback = try await callbacks.find(callbackID, on: db),
+           callback.created_at > time.addingTimeInterval(-callbacks.retention),
+           let contact = callbacks.contact(of: callback), let number = PhoneNumber(contact.phone) {
+            caller = .init(phone: number.readable, phoneLink: "tel:\(number.e164)", name: contact.name)
+        }
         let german = language == .german
         return try renderer.page(CallPage(
             callID: call.id.uuidString.lowercased(),
             startedAt: renderer.dateTime(call.started_at, in: language),
             fromCallback: call.callback_id != nil,
+            caller: caller,
+            idleNotice: call.isOpen ? renderer.text("hotline_idle_notice", in: language, [
+                "minutes": DurationText.limit(seconds: Int(idleTimeout.seconds), in: language),
+                "time": renderer.time(time.addingTimeInterval(idleTimeout.seconds), in: language),
+            ]) : nil,
+            idleSeconds: Int(idleTimeout.seconds),
+            sayCallback: renderer.text("hotline_say_callback", in: language, ["retention": retentionText(language)]),
             isChecks: step == .checks, isReadBack: step == .readBack, isEnded: step == .ended,
             checks: checks.all.map { check in
                 CallPage.Check(
                     id: check.id, label: german ? check.labelDE : check.labelEN, say: german ? check.sayDE : check.sayEN,
-                    sayOther: german ? check.sayEN : check.sayDE, required: check.required, checked: answered.contains(check.id))
+                    sayOther: german ? check.sayEN : check.sayDE, required: check.required, checked: answered.contains(check.id),
+                    missing: message.missing.contains(check.id))
             },
             issueNonce: step == .checks ? nonces.make(sessionHash: user.sessionHash, now: time) : nil,
             phone: phone, name: name,
             outcomes: CallOutcome.endable.map { .init(value: $0.rawValue, label: renderer.text("hotline_outcome_\($0.rawValue)", in: language)) },
-            error: error, errorOnPhone: errorField == "phone", errorOnName: errorField == "name",
+            error: error, notice: message.notice, errorOnPhone: errorField == "phone", errorOnName: errorField == "name",
             errorOnOutcome: errorField == "outcome", errorOnReadBack: errorField == "read-back",
             repeatWarning: repeatWarning,
             teleTANWaiting: teleTANWaiting,

@@ -155,6 +155,8 @@ struct CallbackController: Sendable {
         }
         let notices = ["taken_by_other", "not_waiting", "not_taken", "no_answer", "reached", "wrong_number", "refused", "unreachable"]
         return try renderer.page(CallbackQueuePage(
+            intro: renderer.text("hotline_queue_intro", in: language, [
+                "retention": DurationText.limit(seconds: Int(callbacks.retention), in: language)]),
             entries: entries, hasEntries: !entries.isEmpty, closed: closed, hasClosed: !closed.isEmpty,
             notice: notice.flatMap { notices.contains($0) ? renderer.text("hotline_queue_notice_\($0)", in: language) : nil }
         ), status: status, context: context)

@@ -28,6 +28,15 @@ struct CallPage: PageModel {
         let sayOther: String?
         let required: Bool
         let checked: Bool
+        /// Required, not ticked, and Issue was pressed.
+        let missing: Bool
+    }
+
+    /// The caller of a reached callback, while the callback keeps number and name.
+    struct Caller: Sendable {
+        let phone: String
+        let phoneLink: String
+        let name: String
     }
 
     struct Option: Sendable {
@@ -52,6 +61,12 @@ struct CallPage: PageModel {
     let callID: String
     let startedAt: String
     let fromCallback: Bool
+    let caller: Caller?
+    /// "Without activity your session ends after 30 minutes (at 14:32)."
+    let idleNotice: String?
+    let idleSeconds: Int
+    /// "We delete your number … at the latest after one hour" (the configured retention).
+    let sayCallback: String
     let isChecks: Bool
     let isReadBack: Bool
     let isEnded: Bool
@@ -62,6 +77,7 @@ struct CallPage: PageModel {
     let name: String?
     let outcomes: [Option]
     let error: String?
+    let notice: String?
     let errorOnPhone: Bool
     let errorOnName: Bool
     let errorOnOutcome: Bool
@@ -99,6 +115,8 @@ struct CallbackQueuePage: PageModel {
 
     static let template = "hotline/callbacks"
     let titleKey = "hotline_callbacks_title"
+    /// The queue's rules, with the configured retention in words.
+    let intro: String
     let entries: [Entry]
     let hasEntries: Bool
     let closed: [Closed]

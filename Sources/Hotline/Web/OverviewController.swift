@@ -29,7 +29,7 @@ struct OverviewController: Sendable {
             totalToday: figures.today.values.reduce(0, +), totalWeek: figures.week.values.reduce(0, +),
             callbacksWaiting: figures.callbacksWaiting,
             oldestWait: figures.oldestWaitingSince.map { DurationText.text(seconds: Int(time.timeIntervalSince($0)), in: language) },
-            days: figures.teleTANsPerDay.map { .init(day: $0.day, count: $0.count) }
+            days: figures.teleTANsPerDay.map { .init(day: renderer.dayAndMonth($0.day, in: language), count: $0.count) }
         ), context: context)
     }
 }

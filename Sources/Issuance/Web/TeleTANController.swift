@@ -115,9 +115,16 @@ struct TeleTANController: Sendable {
                 ["duration": DurationText.text(seconds: remaining, in: language)]))
         return try renderer.page(page, context: context, headers: [
             // Leaves the page when the display time is over, even without JavaScript; the start
-            // page then says why the teleTAN is gone.
-            .refresh: "\(remaining);url=/?hidden=1",
+            // page (or, in a hotline call, the call page: the agent stays in the call) then says
+            // why the teleTAN is gone.
+            .refresh: "\(remaining);url=\(Self.pageAfterDisplay(callID: content.callID))?hidden=1",
         ])
+    }
+
+    /// Where the result page goes when its display time is over: the call's page for a teleTAN
+    /// of a hotline call, else the start page.
+    static func pageAfterDisplay(callID: String?) -> String {
+        callID.flatMap(UUID.init(uuidString:)).map { "/hotline/calls/\($0.uuidString.lowercased())" } ?? "/"
     }
 
     @Sendable func done(_ request: Request, context: PortalRequestContext) async throws -> Response {
@@ -125,7 +132,7 @@ struct TeleTANController: Sendable {
         let form = try await request.decode(as: DoneForm.self, context: context)
         try csrf.require(form.csrf, for: user)
         // Only ever a call's own page: the value is a UUID or ignored.
-        let next = form.call.flatMap(UUID.init(uuidString:)).map { "/hotline/calls/\($0.uuidString.lowercased())" } ?? "/"
+        let next = Self.pageAfterDisplay(callID: form.call)
         var response = PageRenderer.redirect(to: next)
         // Evicts the result page from the browser's back/forward cache, which may keep even a
         // `no-store` page: the back button must not bring the teleTAN back.

@@ -11,6 +11,19 @@ package enum DurationText {
         return "\(count) \(unit.name(plural: count != 1, in: language))"
     }
 
+    /// A configured limit after "after" or "nach", exact and with one spelled out: "one hour",
+    /// "90 minutes"; in German the dative "einer Stunde", "90 Minuten" (every unit is feminine,
+    /// so "einer" fits all three).
+    package static func limit(seconds: Int, in language: Language) -> String {
+        let seconds = max(1, seconds)
+        let (count, unit): (Int, Unit) =
+            seconds % 3600 == 0 ? (seconds / 3600, .hour)
+            : seconds % 60 == 0 ? (seconds / 60, .minute)
+            : (seconds, .second)
+        let number = count != 1 ? String(count) : language == .german ? "einer" : "one"
+        return "\(number) \(unit.name(plural: count != 1, in: language))"
+    }
+
     private enum Unit {
         case second, minute, hour
 

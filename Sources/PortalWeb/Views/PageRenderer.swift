@@ -79,6 +79,14 @@ package struct PageRenderer: Sendable {
         return date.formatted(style)
     }
 
+    /// A time of today in the authority's zone ("14:32"), for deadlines a page names.
+    package func time(_ date: Date, in language: Language) -> String {
+        var style = Date.FormatStyle.dateTime.hour(.twoDigits(amPM: .omitted)).minute(.twoDigits)
+            .locale(Locale(identifier: language.locale))
+        style.timeZone = timeZone
+        return date.formatted(style)
+    }
+
     /// A text of the request's language with `{name}` placeholders filled in.
     package func text(_ key: String, in language: Language, _ values: [String: String] = [:]) -> String {
         values.reduce(strings[language][key] ?? "") { $0.replacingOccurrences(of: "{\($1.key)}", with: $1.value) }
