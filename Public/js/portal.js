@@ -6,7 +6,11 @@ document.addEventListener("DOMContentLoaded", function () {
   // request (the server refuses a second use of the form anyway).
   document.querySelectorAll("form[data-submit-once]").forEach(function (form) {
     form.addEventListener("submit", function () {
-      form.querySelectorAll("button[type=submit]").forEach(function (button) { button.disabled = true; });
+      // After the browser has read the form: a disabled button's name and value (the pressed
+      // one's, e.g. enter=1) would be left out of what is sent.
+      window.setTimeout(function () {
+        form.querySelectorAll("button[type=submit]").forEach(function (button) { button.disabled = true; });
+      }, 0);
     });
   });
   // Back to a page with such a form may restore it from the back/forward cache: its button still

@@ -50,7 +50,8 @@ def test_enter_in_phone_or_name_never_issues(browser, browser_without_js, portal
 
     # Enter in Phone number with nothing typed: nothing happens but the ticks are saved.
     press_enter_in(driver, "phone")
-    assert path_of(driver) == call_path, "Enter in an empty Phone number left the call page"
+    # (the answer to the POST is the call page again, at the POST's address)
+    assert path_of(driver) == call_path + "/callback", "Enter in an empty Phone number left the call page"
     assert "Enter does not issue a teleTAN" in driver.find_element(By.ID, "call-notice").text
     assert all(driver.find_element(By.ID, f"check-{check}").is_selected() for check in everything)
 
