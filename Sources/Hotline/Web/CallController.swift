@@ -19,6 +19,7 @@ struct CallController: Sendable {
     let nonces: FormNonces
     let calls = Calls()
     let callbacks: Callbacks
+    let callbackNumbers: CallbackNumberPolicy
     let vault: ContactVault
     let history: NumberHistory
     let readBack: ReadBack
@@ -138,6 +139,11 @@ struct CallController: Sendable {
             let (call, form, acting, time) = (action.call, action.form, action.acting, action.time)
             guard let phone = PhoneNumber(form.phone ?? "") else {
                 return try await action.page(error: renderer.text("hotline_error_phone", in: context.language), field: "phone")
+            }
+            // A real number the authority must not call (premium rate, shared cost, abroad ...).
+            guard callbackNumbers.allows(phone) else {
+                let key = callbackNumbers.isStandard ? "hotline_error_phone_not_allowed" : "hotline_error_phone_not_allowed_configured"
+                return try await action.page(error: renderer.text(key, in: context.language), field: "phone")
             }
             guard let name = PersonName.validated(form.name ?? "") else {
                 return try await action.page(error: renderer.text("hotline_error_name", in: context.language), field: "name")
