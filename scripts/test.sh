@@ -27,6 +27,8 @@ PORTAL_TEST_REQUIRE_POSTGRES=1 \
 
 echo "== Python support tests (the independent audit-chain checker, no portal needed)"
 python3 -m pytest -q Tests/support/test_audit_chain.py
+echo "== phone-number data and fixture (regenerated from the pinned phonenumbers, compared with the committed ones)"
+python3 -m pytest -q Tests/support/test_phone_numbers.py
 echo "== form fuzz (hypothesis, every portal form and query string)"
 python3 -m pytest -q Tests/fuzz
 

@@ -18,6 +18,9 @@ package struct HotlineFeature: PortalFeature {
         /// Contact data of a callback is deleted this long after queueing at the latest
         /// (`--callback-retention`; CWA promised its users one hour).
         package var callbackRetention: Duration = .seconds(60 * 60)
+        /// The numbers a callback may be queued for (`--callback-numbers`): an attacker must not
+        /// make the authority call a paid line.
+        package var callbackNumbers = CallbackNumberPolicy.standard
         /// A taken callback returns to the queue when its agent leaves it this long.
         package var takeTimeout: Duration = .seconds(15 * 60)
         /// Unanswered attempts after which a callback closes as unreachable.
@@ -43,7 +46,7 @@ package struct HotlineFeature: PortalFeature {
         audit = foundation.audit
         calls = CallController(
             database: foundation.database, csrf: foundation.csrf, checks: settings.checks, issuer: issuance.issuer,
-            nonces: foundation.nonces, callbacks: callbacks, vault: vault, history: history, readBack: ReadBack(hasher: foundation.hasher),
+            nonces: foundation.nonces, callbacks: callbacks, callbackNumbers: settings.callbackNumbers, vault: vault, history: history, readBack: ReadBack(hasher: foundation.hasher),
             readBackNotes: ReadBackNotes(serverSecret: foundation.serverSecret), idleTimeout: foundation.sessions.idleTimeout, displays: issuance.displays, audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
         queue = CallbackController(
             database: foundation.database, csrf: foundation.csrf, callbacks: callbacks, history: history, audit: foundation.audit,

@@ -145,6 +145,7 @@ extension PortalConfiguration {
         var settings = HotlineFeature.Settings()
         settings.checks = hotlineChecks
         settings.callbackRetention = callbackRetention
+        settings.callbackNumbers = callbackNumbers
         return settings
     }
 }

@@ -50,6 +50,8 @@ package struct PortalConfiguration: Sendable {
     package var hotlineChecks = HotlineChecks.standard
     /// A callback's contact data is deleted this long after queueing at the latest.
     package var callbackRetention: Duration = .seconds(60 * 60)
+    /// The numbers the hotline calls back (`--callback-numbers`; default German fixed-line and mobile).
+    package var callbackNumbers = CallbackNumberPolicy.standard
 
     /// The private key that signs audit checkpoints (`--audit-checkpoint-key`); created with its
     /// public key next to it when missing.

@@ -111,6 +111,8 @@ struct Serve: AsyncParsableCommand {
     var hotlineChecks: String? = Environment.value("PORTAL_HOTLINE_CHECKS")
     @Option(help: "Longest time a callback's phone number and name are kept, e.g. 1h (env PORTAL_CALLBACK_RETENTION)")
     var callbackRetention: String = Environment.value("PORTAL_CALLBACK_RETENTION") ?? "1h"
+    @Option(help: "Numbers the hotline calls back, comma-separated: a region (DE: its fixed-line and mobile numbers), a region with types (AT:fixed-line+mobile+toll-free), or an E.164 prefix of any type (+4980012) (env PORTAL_CALLBACK_NUMBERS; see docs/configuration.md)")
+    var callbackNumbers: String = Environment.value("PORTAL_CALLBACK_NUMBERS") ?? "DE"
 
     @OptionGroup var auditKey: AuditCheckpointKeyOption
     @OptionGroup var auditSchedule: AuditScheduleOptions
@@ -195,6 +197,11 @@ struct Serve: AsyncParsableCommand {
             }
         }
         config.callbackRetention = try OptionParser.duration(callbackRetention, flag: "--callback-retention", env: "PORTAL_CALLBACK_RETENTION")
+        do {
+            config.callbackNumbers = try CallbackNumberPolicy(parsing: callbackNumbers)
+        } catch {
+            throw ConfigurationError(message: "--callback-numbers (PORTAL_CALLBACK_NUMBERS): \(error)")
+        }
         config.auditCheckpointKey = auditKey.auditCheckpointKey
         config.auditCheckpointInterval = try auditSchedule.checkpointInterval()
         config.auditRetention = try auditSchedule.retention()

@@ -131,7 +131,7 @@ final class HotlineTests: XCTestCase {
             let taken = try await agent.post("/hotline/callbacks/\(id)/take", ["csrf": queue.hidden("csrf") ?? ""])
             XCTAssertEqual(taken.location, "/hotline/callbacks/\(id)")
             let entry = try await agent.get("/hotline/callbacks/\(id)")
-            XCTAssertTrue(entry.body.contains("+49 301 234 5678"), entry.body)
+            XCTAssertTrue(entry.body.contains("+49 30 12345678"), entry.body)
             XCTAssertTrue(entry.body.contains("Erika Mustermann"))
             // No answer: back in the queue with one attempt.
             let noAnswer = try await agent.post("/hotline/callbacks/\(id)/outcome", ["csrf": entry.hidden("csrf") ?? "", "outcome": "no_answer"])
@@ -240,7 +240,7 @@ final class HotlineTests: XCTestCase {
     func testThreeUnansweredAttemptsCloseTheCallbackAsUnreachable() async throws {
         try await PortalHarness.run { portal in
             let agent = try await portal.signedIn(.hotline)
-            let id = try await agent.queueCallback(phone: "+44 20 7946 0958", name: "Jane Doe")
+            let id = try await agent.queueCallback(phone: "0221 7946 0958", name: "Jane Doe")
             for attempt in 1...3 {
                 let queue = try await agent.get("/hotline/callbacks")
                 _ = try await agent.post("/hotline/callbacks/\(id)/take", ["csrf": queue.hidden("csrf") ?? ""])

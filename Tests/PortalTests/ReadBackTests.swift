@@ -48,7 +48,7 @@ final class ReadBackTests: XCTestCase {
         XCTAssertNil(PhoneNumber("+0 1234567"), "no country code starts with 0")
         XCTAssertNil(PhoneNumber("+1234567890123456"), "longer than E.164 allows")
         XCTAssertEqual(PhoneNumber("030 1234 5678")?.masked, "+49 ••• ••• •• 78")
-        XCTAssertEqual(PhoneNumber("030 1234 5678")?.readable, "+49 301 234 5678")
+        XCTAssertEqual(PhoneNumber("030 1234 5678")?.readable, "+49 30 12345678")
         XCTAssertEqual(PersonName.validated("  Erika Mustermann "), "Erika Mustermann")
         XCTAssertNil(PersonName.validated("   "))
         XCTAssertNil(PersonName.validated("Bad\u{0007}Name"))

@@ -371,6 +371,10 @@ def check_hotline_pages(audit: AxeAudit, browser, portal, ledger, lang: str) -> 
 
     # The same number again: refused, it waits already (409). Enter with nothing typed: a notice.
     call = start_call(browser, portal, lang)
+    # Answered with the call page (409), not a redirect: Chromium keeps the posted form in its
+    # session history, as for any form error.
+    ledger.add_phone_number(waiting_phone, posted_to_a_page=True)
+    ledger.add_person_name(waiting_name, posted_to_a_page=True)
     type_into(browser, "phone", waiting_phone)
     type_into(browser, "name", waiting_name)
     click_and_wait(browser, browser.find_element(By.ID, "call-back-later"))

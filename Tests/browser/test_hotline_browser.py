@@ -18,7 +18,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 from processes_and_browsers import last_document_status  # Tests/support
-from secrets_at_rest import phone_number_e164, phone_number_readable  # Tests/support, on the path through conftest
+from secrets_at_rest import phone_number_e164, phone_number_masked, phone_number_readable  # Tests/support, on the path through conftest
 from test_portal_browser import (
     ALPHABET, OFFICER, assert_teletan_not_on_page, assert_valid_teletan, click_and_wait, issue_teletan,
     mark_for_navigation, note_issue, path_of, present, read_teletan, sign_in, wait_for_new_document,
@@ -38,7 +38,7 @@ CALL_PATH = re.compile(f"/hotline/calls/({UUID})")
 # masked form (+49 ••• ••• •• 45) tells the entries apart on the shared queue page.
 CALLERS = {
     "en": {"phone": "030 5550 1234 5", "mistyped": "030 5550 12x4 5", "name": "Erika Testperson-Zeta"},
-    "de": {"phone": "0171 5550 9876 3", "mistyped": "0171 5550 98z6 3", "name": "Jürgen Prüfling-Omega"},
+    "de": {"phone": "0171 5550 9876", "mistyped": "0171 5550 98z6", "name": "Jürgen Prüfling-Omega"},
 }
 RACE_CALLER = {"phone": "+49 40 5550 2468 1", "name": "Wilma Wettlauf-Sigma"}
 
@@ -196,8 +196,7 @@ def number_variants(phone: str) -> list[str]:
 
 
 def masked(phone: str) -> str:
-    digits = phone_number_e164(phone)[1:]
-    return f"+{digits[:2]} ••• ••• •• {digits[-2:]}"
+    return phone_number_masked(phone_number_e164(phone))
 
 
 def assert_contact_not_on_page(driver, phone: str, name: str | None = None) -> None:

@@ -65,7 +65,7 @@ def test_enter_in_phone_or_name_never_issues(browser, browser_without_js, portal
 
 
 def test_the_queue_fits_390_px_and_take_is_not_cut_off(browser, portal, secrets_ledger):
-    phone, name = "0171 5550 4411 7", "Schmal Testperson-Iota"
+    phone, name = "0171 5550 4411", "Schmal Testperson-Iota"
     secrets_ledger.add_phone_number(phone)
     secrets_ledger.add_person_name(name)
     sign_in(browser, portal, secrets_ledger, *HOTLINE2)

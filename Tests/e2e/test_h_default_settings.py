@@ -33,6 +33,7 @@ EXPECTED = {
     "--audit-checkpoint-key": "audit-checkpoint-key.pem",
     "--audit-checkpoint-interval": "1h",
     "--audit-retention": "400d",
+    "--callback-numbers": "DE",
 }
 
 
@@ -64,4 +65,18 @@ def test_a_pam_timeout_out_of_range_stops_start_up_naming_the_flag(tmp_path):
                                 capture_output=True, text=True, timeout=30, env=environment, cwd=tmp_path)
         assert result.returncode != 0, value
         assert "--pam-timeout" in result.stderr + result.stdout, (value, result.stderr)
+    assert not (tmp_path / "p.sqlite").exists(), "start-up went on to the database"
+
+
+def test_bad_callback_numbers_stop_start_up_naming_the_flag_and_the_entry(tmp_path):
+    """--callback-numbers: a list the portal cannot read must not start a hotline that calls
+    numbers no one meant to allow (or none at all)."""
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("PORTAL_")}
+    for value, says in (("", "at least one entry"), ("DE,,AT", "empty entry"), ("XX", "unknown region 'XX'"),
+                        ("AT:fixed-line+paid", "unknown number type 'paid'"), ("+999", "'+999'"), ("+49 30", "'+49 30'")):
+        result = subprocess.run([PORTAL_BIN, "serve", "--callback-numbers", value, "--database", f"sqlite:{tmp_path / 'p.sqlite'}"],
+                                capture_output=True, text=True, timeout=30, env=environment, cwd=tmp_path)
+        output = result.stderr + result.stdout
+        assert result.returncode != 0, value
+        assert "--callback-numbers" in output and says in output, (value, output)
     assert not (tmp_path / "p.sqlite").exists(), "start-up went on to the database"

@@ -17,6 +17,8 @@ import json
 import unicodedata
 import urllib.parse
 import warnings
+
+import phonenumbers
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -27,34 +29,33 @@ JWT_SHAPE = re.compile(rb"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9
 
 
 def phone_number_e164(typed: str) -> str | None:
-    """A phone number as the portal normalises it (Sources/Hotline/Domain/PhoneNumber.swift):
-    spaces, `/`, `-`, `.` and brackets dropped, a leading 00 made +, a leading 0 taken as German
-    (+49); `+` and 7 to 15 digits, the first not 0. None for what the portal refuses."""
+    """A phone number as the portal normalises it (Sources/Hotline/Domain/PhoneNumber.swift, which
+    follows Google's libphonenumber; its PyPI port phonenumbers is the oracle here): digits with
+    spaces, `/`, `-`, `.` and brackets, after `+`, `00` or a national 0 (German), valid by
+    libphonenumber's metadata. None for what the portal refuses as a number (whether the
+    hotline may call it back is --callback-numbers' question)."""
     text = typed.strip()
-    if len(text) > 40:
+    if len(text) > 40 or not re.fullmatch("\\(?[+0][0-9 /\\-.()\u00a0]*", text):
         return None
-    text = text.replace("(0)", "")  # "+49 (0)30 ...": the bracketed trunk zero
-    text = re.sub("[ /\\-.()\u00a0]", "", text)
-    if text.startswith("00"):
-        text = "+" + text[2:]
-    elif text.startswith("0"):
-        text = "+49" + text[1:]
-    digits = text[1:]
-    if not (text.startswith("+") and 7 <= len(digits) <= 15 and re.fullmatch("[0-9]+", digits) and digits[0] != "0"):
+    try:
+        number = phonenumbers.parse(text, "DE")
+    except phonenumbers.NumberParseException:
         return None
-    return text
+    if not phonenumbers.is_valid_number(number):
+        return None
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 
 def phone_number_readable(e164: str) -> str:
-    """PhoneNumber.readable: the country code, then groups of three (four at the end if four
-    are left): `+49 301 234 5678`, as the callback page shows the number."""
-    digits = e164[1:]
-    groups, rest = [digits[:2]], digits[2:]
-    while rest:
-        take = 4 if len(rest) == 4 else min(3, len(rest))
-        groups.append(rest[:take])
-        rest = rest[take:]
-    return "+" + " ".join(groups)
+    """PhoneNumber.readable: libphonenumber's international format, grouped by the real area
+    code (`+49 30 12345678`), as the callback page shows the number."""
+    return phonenumbers.format_number(phonenumbers.parse(e164, None), phonenumbers.PhoneNumberFormat.INTERNATIONAL)
+
+
+def phone_number_masked(e164: str) -> str:
+    """PhoneNumber.masked: the country code and the last two digits (`+49 ••• ••• •• 78`)."""
+    number = phonenumbers.parse(e164, None)
+    return f"+{number.country_code} \u2022\u2022\u2022 \u2022\u2022\u2022 \u2022\u2022 {phonenumbers.national_significant_number(number)[-2:]}"
 
 
 def typed_value_variants(value: str) -> dict[str, str]:

@@ -19,6 +19,7 @@ struct CallController: Sendable {
     let nonces: FormNonces
     let calls = Calls()
     let callbacks: Callbacks
+    let callbackNumbers: CallbackNumberPolicy
     let vault: ContactVault
     let history: NumberHistory
     let readBack: ReadBack
@@ -156,10 +157,15 @@ struct CallController: Sendable {
             guard let phone = PhoneNumber(typedPhone) else {
                 return try await action.page(error: renderer.text("hotline_error_phone", in: context.language), field: "phone")
             }
-            if let problem = PersonName.problem(typedName) {
+            // A real number the authority must not call (premium rate, shared cost, abroad ...).
+            guard callbackNumbers.allows(phone) else {
+                let key = callbackNumbers.isStandard ? "hotline_error_phone_not_allowed" : "hotline_error_phone_not_allowed_configured"
+                return try await action.page(error: renderer.text(key, in: context.language), field: "phone")
+            }
+            guard let name = PersonName.validated(typedName) else {
+                let problem = PersonName.problem(typedName) ?? .empty
                 return try await action.page(error: renderer.text("hotline_error_name_\(problem.rawValue)", in: context.language), field: "name")
             }
-            let name = typedName
             let phoneFingerprint = vault.fingerprint(of: phone)
             let queued: Callbacks.Queued
             do { queued = try await action.db.transaction { tx in

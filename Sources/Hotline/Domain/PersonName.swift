@@ -1,7 +1,9 @@
 import Foundation
 
-extension PersonName {
-    /// What is wrong with a typed name, so the page can say it (nil: the name is fine).
+/// A caller's name as typed for the callback: 1 to 100 characters, no control or format
+/// characters.
+package enum PersonName {
+    /// What is wrong with a typed name, so the page can say it.
     package enum Problem: String, Sendable {
         case empty
         case tooLong = "too_long"
@@ -9,6 +11,12 @@ extension PersonName {
         case controlCharacter = "control_character"
     }
 
+    /// The name without surrounding white space, or nil if it has a ``Problem``.
+    package static func validated(_ input: String) -> String? {
+        problem(input) == nil ? input.trimmingCharacters(in: .whitespacesAndNewlines) : nil
+    }
+
+    /// nil: the name is fine.
     package static func problem(_ input: String) -> Problem? {
         let name = input.trimmingCharacters(in: .whitespacesAndNewlines)
         if name.isEmpty { return .empty }
