@@ -74,11 +74,25 @@ package final class PortalApp: Sendable {
         pam = PAMAuthenticator(configuration: PAMConfiguration(
             service: configuration.pamService, threads: configuration.pamThreads, responseTimeout: configuration.pamTimeout), logger: logger)
         signIn = SignInFeature(foundation: foundation, pam: pam, settings: configuration.signInSettings)
-        issuance = IssuanceFeature(foundation: foundation, verification: verification, settings: configuration.issuanceSettings)
+        issuance = IssuanceFeature(
+            foundation: foundation, verification: verification, settings: configuration.issuanceSettings,
+            calls: Self.hotlineCallSummaries)
         hotline = HotlineFeature(foundation: foundation, issuance: issuance, settings: configuration.hotlineSettings)
         integrity = AuditIntegrity(
             signer: signer, checkpointInterval: configuration.auditCheckpointInterval, retention: configuration.auditRetention)
         auditReview = AuditReviewFeature(foundation: foundation, verification: verification, integrity: integrity)
+    }
+
+    /// "My recent teleTANs" shows the hotline call of a hotline teleTAN: issuance cannot depend on
+    /// the hotline (it is the other way round), so its lookup is handed in here.
+    static let hotlineCallSummaries: CallSummaries = { ids, db in
+        var found: [UUID: CallSummary] = [:]
+        for id in ids {
+            if let row = try await Calls().find(id, on: db) {
+                found[id] = CallSummary(startedAt: row.started_at, outcomeKey: "hotline_outcome_\(row.outcome ?? "open")")
+            }
+        }
+        return found
     }
 
     package func makeRouter() -> Router<PortalRequestContext> {
