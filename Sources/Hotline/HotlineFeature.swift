@@ -66,6 +66,18 @@ package struct HotlineFeature: PortalFeature {
         return roles.allSatisfy({ $0 == .hotline }) ? "/hotline" : "/"
     }
 
+    /// "My recent teleTANs" shows the hotline call of a hotline teleTAN: issuance cannot depend on
+    /// the hotline (it is the other way round), so its lookup is handed in here.
+    package static let callSummaries: CallSummaries = { ids, db in
+        var found: [UUID: CallSummary] = [:]
+        for id in ids {
+            if let row = try await Calls().find(id, on: db) {
+                found[id] = CallSummary(startedAt: row.started_at, outcomeKey: "hotline_outcome_\(row.outcome ?? "open")")
+            }
+        }
+        return found
+    }
+
     package func addRoutes(to routes: DeclaredRoutes) {
         calls.addRoutes(to: routes)
         queue.addRoutes(to: routes)

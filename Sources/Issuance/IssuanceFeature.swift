@@ -9,7 +9,7 @@ import Verification
 /// and the cleanup of teleTANs that were never shown.
 package struct IssuanceFeature: PortalFeature {
     package static let strings = IssuanceStrings.table
-    package static let migrations: [any Migration] = [CreateIssuedTeleTANs(), CreateEventRequests()]
+    package static let migrations: [any Migration] = [CreateIssuedTeleTANs(), CreateEventRequests(), AddReasonsAndCalls()]
 
     package struct Settings: Sendable {
         /// The shortest time between two teleTANs of one user; zero switches it off.
@@ -30,7 +30,9 @@ package struct IssuanceFeature: PortalFeature {
     let events: EventController
     let recent: RecentController
 
-    package init(foundation: WebFoundation, verification: any VerificationService, settings: Settings) {
+    /// `calls` looks up the hotline calls of hotline teleTANs for "My recent teleTANs" (the
+    /// hotline feature depends on this one, so the app composition hands it in).
+    package init(foundation: WebFoundation, verification: any VerificationService, settings: Settings, calls: CallSummaries? = nil) {
         displays = PendingDisplays(
             serverSecret: foundation.serverSecret, hasher: foundation.hasher, audit: foundation.audit, displayTime: settings.displayTime)
         issuer = TeleTANIssuer(
@@ -46,7 +48,7 @@ package struct IssuanceFeature: PortalFeature {
             displays: displays, events: events, renderer: foundation.renderer, now: foundation.now)
         recent = RecentController(
             database: foundation.database, csrf: foundation.csrf, service: verification,
-            revoker: TeleTANRevoker(service: verification, audit: foundation.audit),
+            revoker: TeleTANRevoker(service: verification, audit: foundation.audit), calls: calls,
             renderer: foundation.renderer, now: foundation.now)
     }
 

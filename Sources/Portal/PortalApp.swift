@@ -74,7 +74,9 @@ package final class PortalApp: Sendable {
         pam = PAMAuthenticator(configuration: PAMConfiguration(
             service: configuration.pamService, threads: configuration.pamThreads, responseTimeout: configuration.pamTimeout), logger: logger)
         signIn = SignInFeature(foundation: foundation, pam: pam, settings: configuration.signInSettings, landing: HotlineFeature.landing)
-        issuance = IssuanceFeature(foundation: foundation, verification: verification, settings: configuration.issuanceSettings)
+        issuance = IssuanceFeature(
+            foundation: foundation, verification: verification, settings: configuration.issuanceSettings,
+            calls: HotlineFeature.callSummaries)
         hotline = HotlineFeature(foundation: foundation, issuance: issuance, settings: configuration.hotlineSettings)
         integrity = AuditIntegrity(
             signer: signer, checkpointInterval: configuration.auditCheckpointInterval, retention: configuration.auditRetention)

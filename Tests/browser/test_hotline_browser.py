@@ -452,6 +452,7 @@ def test_event_teletan_needs_a_second_event_officer(browser, second_browser, two
     assert present(requester, "event-section")
     assert not present(requester, "issue-event-teletan"), "an EVENT teleTAN without approval is offered"
     Select(requester.find_element(By.ID, "health-authority")).select_by_value(AUTHORITY_ID)
+    requester.find_element(By.ID, "event-reason").send_keys("AZ 53-2026/117")
     click_and_wait(requester, requester.find_element(By.ID, "request-event-teletan"))
     assert path_of(requester) == "/"
     assert text_of(requester, "event-notice") == "Your request was recorded. Another event officer must approve it."
@@ -533,6 +534,9 @@ def test_my_recent_teletans_show_the_status_and_revoke(browser, portal, secrets_
     assert revoke.text == "Revoke"
 
     click_and_wait(browser, revoke)
+    # A second page asks for confirmation and a reason.
+    browser.find_element(By.CSS_SELECTOR, "label[for=reason-wrong_person]").click()
+    click_and_wait(browser, browser.find_element(By.ID, "confirm-revoke"))
     assert path_of(browser) == "/teletan/recent"
     assert text_of(browser, "revoke-result") == "The teleTAN was revoked. The app can no longer use it."
     row = recent_rows(browser)[row_id]

@@ -217,7 +217,7 @@ class Fuzz:
             ids = [m.group(1) for m in actions(self.home(self.second["event2"]), pattern)]
             if ids:
                 return ids[0]
-            received = self.post(self.second["event"], "/teletan/event/requests", {"authority": AUTHORITIES[0]})
+            received = self.post(self.second["event"], "/teletan/event/requests", {"authority": AUTHORITIES[0], "reason": "AZ fuzz"})
             assert received.location == "/?event=requested", received.location
         raise AssertionError("no pending EVENT request")
 
@@ -423,7 +423,9 @@ POST_ROUTES = [
     Route("POST", "/teletan/event", "event", 200, outsider="officer", prepare=prepare_event, fields={
         "csrf": csrf_field(), "nonce": field_value([Valid("nonce")], percent=75), "authority": f(*AUTHORITIES, " 1.01.0.01", "1.01.0.0")}),
     Route("POST", "/teletan/event/requests", "event", 150, outsider="officer", portal="two_person", fields={
-        "csrf": csrf_field(), "authority": f(*AUTHORITIES, "9.99.9.99")}),
+        "csrf": csrf_field(), "authority": f(*AUTHORITIES, "9.99.9.99"), "reason": f("AZ 53-2026/117", "", " ", "a\nb", "x" * 81)}),
+    Route("POST", "/teletan/event/requests/{id}/withdraw", "event", 80, outsider="officer", portal="two_person",
+          path_values={"id": [Valid("id")]}, prepare=prepare_pending_request, fields={"csrf": csrf_field()}),
     Route("POST", "/teletan/event/requests/{id}/approve", "event2", 120, outsider="officer", portal="two_person",
           path_values={"id": [Valid("id")]}, prepare=prepare_pending_request, fields={"csrf": csrf_field()}),
     Route("POST", "/teletan/event/requests/{id}/decline", "event2", 120, outsider="officer", portal="two_person",
@@ -434,7 +436,9 @@ POST_ROUTES = [
     # The two-person routes on a portal without the four-eyes rule (404), and direct issuing on
     # one with it (403).
     Route("POST", "/teletan/event/requests", "event", 40, outsider="officer", fields={
-        "csrf": csrf_field(), "authority": f(*AUTHORITIES)}),
+        "csrf": csrf_field(), "authority": f(*AUTHORITIES), "reason": f("AZ 1")}),
+    Route("POST", "/teletan/event/requests/{id}/withdraw", "event", 30, outsider="officer", path_values={"id": []},
+          fields={"csrf": csrf_field()}),
     Route("POST", "/teletan/event/requests/{id}/approve", "event", 30, outsider="officer", path_values={"id": []},
           fields={"csrf": csrf_field()}),
     Route("POST", "/teletan/event/requests/{id}/decline", "event", 30, outsider="officer", path_values={"id": []},
@@ -444,7 +448,10 @@ POST_ROUTES = [
     Route("POST", "/teletan/event", "event", 30, outsider="officer", portal="two_person", fields={
         "csrf": csrf_field(), "nonce": ANY, "authority": f(*AUTHORITIES)}),
     Route("POST", "/teletan/recent/{id}/revoke", "officer", 120, path_values={"id": [Valid("id")]},
-          prepare=prepare_revoke, fields={"csrf": csrf_field()}),
+          prepare=prepare_revoke, fields={
+              "csrf": csrf_field(), "reason": f("wrong_person", "not_received", "issued_by_mistake", "suspected_misuse", "other"),
+              "note": f("Vorgang 4711", "", "a\u202eb", "x" * 81)}),
+    Route("GET", "/teletan/recent/{id}/revoke", "officer", 60, path_values={"id": [Valid("id")]}, prepare=prepare_revoke),
     Route("POST", "/hotline/calls", "hotline", 80, outsider="officer", fields={"csrf": csrf_field()}),
     Route("POST", "/hotline/calls/{id}/issue", "hotline", 200, outsider="officer", path_values={"id": [Valid("id")]},
           prepare=prepare_call, fields={
@@ -503,7 +510,8 @@ GET_ROUTES = [
     Route("GET", "/signin", "nobody", 100, outsider=None, fields={"expired": f("1"), "signedout": f("1")}),
     Route("GET", "/", "officer", 100, outsider=None, fields={"hidden": f("1"), "event": f("requested", "approved", "declined")}),
     Route("GET", "/", "event", 60, outsider=None, portal="two_person", fields={
-        "event": f("requested", "approved", "declined", "not_pending", "not_approved", "unknown_authority")}),
+        "event": f("requested", "approved", "declined", "not_pending", "not_approved", "unknown_authority", "withdrawn",
+                   "already_issued")}),
     Route("GET", "/teletan/result", "officer", 60),
     Route("GET", "/teletan/recent", "officer", 100, fields={
         "revoked": f("revoked", "already_redeemed", "already_revoked", "expired", "not_found", "unavailable")}),

@@ -9,7 +9,7 @@ import Storage
 /// once.
 package struct EventRequests: Sendable {
     package enum Status: String, Sendable, Codable {
-        case pending, approved, declined, issued, expired
+        case pending, approved, declined, issued, expired, withdrawn
     }
 
     package struct Row: Decodable, Sendable {
@@ -20,6 +20,8 @@ package struct EventRequests: Sendable {
         package let status: String
         package let decided_by: String?
         package let decided_at: Date?
+        /// The requester's reason or case reference (no personal data); nil in rows made before.
+        package let reason: String?
 
         package var state: Status { Status(rawValue: status) ?? .expired }
 
@@ -50,13 +52,36 @@ package struct EventRequests: Sendable {
 
     package init() {}
 
-    func create(requestedBy: String, healthAuthority: String, at time: Date, on db: any Database) async throws -> UUID {
+    func create(requestedBy: String, healthAuthority: String, reason: String, at time: Date, on db: any Database) async throws -> UUID {
         let id = UUID()
         try await sql(db).raw("""
-            INSERT INTO event_requests (id, requested_by, health_authority, requested_at, status, decided_by, decided_at)
-            VALUES (\(bind: id), \(bind: requestedBy), \(bind: healthAuthority), \(bind: time), \(bind: Status.pending.rawValue), NULL, NULL)
+            INSERT INTO event_requests (id, requested_by, health_authority, requested_at, status, decided_by, decided_at, reason)
+            VALUES (\(bind: id), \(bind: requestedBy), \(bind: healthAuthority), \(bind: time), \(bind: Status.pending.rawValue), NULL, NULL,
+                    \(bind: reason))
             """).run()
         return id
+    }
+
+    /// The requester takes back a request that is pending or approved (not yet issued); false
+    /// when it is not theirs or no longer open.
+    func withdraw(_ id: UUID, by user: String, at time: Date, on db: any Database) async throws -> Bool {
+        struct Row: Decodable { let id: UUID }
+        return try await !sql(db).raw("""
+            UPDATE event_requests SET status = \(bind: Status.withdrawn.rawValue), decided_by = \(bind: user), decided_at = \(bind: time)
+            WHERE id = \(bind: id) AND requested_by = \(bind: user)
+              AND ((status = \(bind: Status.pending.rawValue) AND requested_at > \(bind: time.addingTimeInterval(-Self.pendingFor)))
+                OR (status = \(bind: Status.approved.rawValue) AND decided_at > \(bind: time.addingTimeInterval(-Self.approvedFor))))
+            RETURNING id
+            """).all(decoding: Row.self).isEmpty
+    }
+
+    /// How many of other people's requests wait for a decision (the start page's count).
+    func countAwaitingDecision(by user: String, now: Date, on db: any Database) async throws -> Int {
+        struct Count: Decodable { let n: Int }
+        return try await sql(db).raw("""
+            SELECT COUNT(*) AS n FROM event_requests WHERE status = \(bind: Status.pending.rawValue) AND requested_by <> \(bind: user)
+              AND requested_at > \(bind: now.addingTimeInterval(-Self.pendingFor))
+            """).first(decoding: Count.self)?.n ?? 0
     }
 
     /// Approves or declines a pending request; never the requester's own.
@@ -88,7 +113,7 @@ package struct EventRequests: Sendable {
 
     package func find(_ id: UUID, on db: any Database) async throws -> Row? {
         try await sql(db).raw("""
-            SELECT id, requested_by, health_authority, requested_at, status, decided_by, decided_at
+            SELECT id, requested_by, health_authority, requested_at, status, decided_by, decided_at, reason
             FROM event_requests WHERE id = \(bind: id)
             """).first(decoding: Row.self)
     }
@@ -96,7 +121,7 @@ package struct EventRequests: Sendable {
     /// `user`'s own requests of the last day, newest first.
     func own(_ user: String, now: Date, on db: any Database) async throws -> [Row] {
         try await sql(db).raw("""
-            SELECT id, requested_by, health_authority, requested_at, status, decided_by, decided_at
+            SELECT id, requested_by, health_authority, requested_at, status, decided_by, decided_at, reason
             FROM event_requests WHERE requested_by = \(bind: user) AND requested_at > \(bind: now.addingTimeInterval(-Self.pendingFor))
             ORDER BY requested_at DESC LIMIT 50
             """).all(decoding: Row.self)
@@ -105,7 +130,7 @@ package struct EventRequests: Sendable {
     /// Other people's requests waiting for a decision, oldest first.
     func awaitingDecision(by user: String, now: Date, on db: any Database) async throws -> [Row] {
         try await sql(db).raw("""
-            SELECT id, requested_by, health_authority, requested_at, status, decided_by, decided_at
+            SELECT id, requested_by, health_authority, requested_at, status, decided_by, decided_at, reason
             FROM event_requests WHERE status = \(bind: Status.pending.rawValue) AND requested_by <> \(bind: user)
               AND requested_at > \(bind: now.addingTimeInterval(-Self.pendingFor))
             ORDER BY requested_at LIMIT 50

@@ -24,6 +24,8 @@ package struct PendingDisplays: Sendable {
         package var callID: String? = nil
         /// The requesting health authority's name, for an EVENT teleTAN.
         package var healthAuthority: String? = nil
+        /// The short reference "My recent teleTANs" lists it under (absent in rows sealed before).
+        package var reference: String? = nil
     }
 
     private let sealer: Sealer

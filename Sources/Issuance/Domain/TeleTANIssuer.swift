@@ -97,11 +97,15 @@ package struct TeleTANIssuer: Sendable {
         // comes last: it locks the chain head until commit, so it should hold it briefly.
         let record: @Sendable (IssuedTeleTAN, any Database) async throws -> Void = { issued, tx in
             let fingerprint = hasher.hash(issued.teleTAN.value, for: .teleTANFingerprint)
+            // The row id of "My recent teleTANs", chosen now so that the result page can show
+            // its reference for the call sheet.
+            let rowID = UUID()
             // Another issuance for this session got in between (two tabs at once): never replace
             // a teleTAN nobody has seen.
             guard try await displays.store(
                 .init(teleTAN: issued.teleTAN.value, type: type.rawValue, validUntil: issued.validUntil, issuedAt: issued.issuedAt,
-                      issuedTo: user.username, callID: purpose.callID, healthAuthority: purpose.healthAuthorityName),
+                      issuedTo: user.username, callID: purpose.callID, healthAuthority: purpose.healthAuthorityName,
+                      reference: IssuedTeleTANs.reference(rowID)),
                 sessionHash: user.sessionHash, now: time, on: tx)
             else { throw StillWaiting(fingerprint: fingerprint) }
             do {
@@ -110,8 +114,9 @@ package struct TeleTANIssuer: Sendable {
                 throw RefusedAfterCreation(reason: refusal.reason, fingerprint: fingerprint, reference: issued.reference)
             }
             try await issuedTeleTANs.record(
-                issuedBy: user.username, fingerprint: fingerprint, type: type.rawValue, reference: issued.reference,
-                issuedAt: issued.issuedAt, validUntil: issued.validUntil, healthAuthority: purpose.auditDetails["health_authority"], on: tx)
+                id: rowID, issuedBy: user.username, fingerprint: fingerprint, type: type.rawValue, reference: issued.reference,
+                issuedAt: issued.issuedAt, validUntil: issued.validUntil, healthAuthority: purpose.auditDetails["health_authority"],
+                callID: purpose.callID, on: tx)
             try await audit.append(event(
                 .success, fingerprint,
                 ["type": type.rawValue, "valid_until": issued.validUntil.formatted(.iso8601)]

@@ -1,5 +1,6 @@
 import AccessControl
 import Audit
+import FluentKit
 import Foundation
 import Hummingbird
 import PortalWeb
@@ -28,6 +29,7 @@ struct EventController: Sendable {
             .post("requests/{id}/approve", use: approve)
             .post("requests/{id}/decline", use: decline)
             .post("requests/{id}/issue", use: issueApproved)
+            .post("requests/{id}/withdraw", use: withdraw)
     }
 
     struct IssueForm: Decodable {
@@ -39,6 +41,8 @@ struct EventController: Sendable {
     struct RequestForm: Decodable {
         let csrf: String
         let authority: String?
+        /// The reason or case reference the approver sees (required, short, no personal data).
+        let reason: String?
     }
 
     struct DecisionForm: Decodable {
@@ -53,27 +57,44 @@ struct EventController: Sendable {
         let options = authorities.all.map { EventSection.Authority(id: $0.id, name: $0.name, selected: false) }
         var own: [EventSection.Request] = []
         var toApprove: [EventSection.Request] = []
+        var approvedOwn: [String] = []
+        var waitingCount = 0
         if twoPerson {
-            own = try await requests.own(user.username, now: time, on: db).map { row in
+            let ownRows = try await requests.own(user.username, now: time, on: db)
+            own = ownRows.map { row in
                 let state = row.shownState(at: time)
                 return EventSection.Request(
                     id: row.id.uuidString.lowercased(), requestedBy: row.requested_by, authority: name(of: row.health_authority),
-                    requestedAt: renderer.dateTime(row.requested_at, in: language),
+                    requestedAt: renderer.dateTime(row.requested_at, in: language), reason: row.reason ?? "",
                     status: renderer.text("event_status_\(state.rawValue)", in: language, ["by": row.decided_by ?? ""]),
-                    approvedNonce: row.isUsableApproval(at: time) && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil)
+                    approvedNonce: row.isUsableApproval(at: time) && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil,
+                    mayWithdraw: state == .pending || state == .approved)
+            }
+            // The requester learns on their start page that a request of theirs may now be issued.
+            approvedOwn = ownRows.filter { $0.isUsableApproval(at: time) }.map { row in
+                renderer.text("event_own_approved", in: language, [
+                    "authority": name(of: row.health_authority), "by": row.decided_by ?? "",
+                    "until": renderer.dateTime((row.decided_at ?? time).addingTimeInterval(EventRequests.approvedFor), in: language),
+                ])
             }
             toApprove = try await requests.awaitingDecision(by: user.username, now: time, on: db).map { row in
                 EventSection.Request(
                     id: row.id.uuidString.lowercased(), requestedBy: row.requested_by, authority: name(of: row.health_authority),
-                    requestedAt: renderer.dateTime(row.requested_at, in: language), status: "", approvedNonce: nil)
+                    requestedAt: renderer.dateTime(row.requested_at, in: language), reason: row.reason ?? "", status: "",
+                    approvedNonce: nil, mayWithdraw: false)
             }
+            waitingCount = try await requests.countAwaitingDecision(by: user.username, now: time, on: db)
         }
-        let notices = ["requested", "approved", "declined", "not_pending", "not_approved", "unknown_authority"]
+        let notices = ["requested", "approved", "declined", "not_pending", "not_approved", "unknown_authority", "withdrawn", "already_issued"]
         return EventSection(
-            authorities: options, noAuthorities: authorities.all.isEmpty,
+            authorities: options, noAuthorities: authorities.all.isEmpty, reasonValue: "", reasonError: nil,
             directNonce: !twoPerson && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil,
             twoPerson: twoPerson,
             ownRequests: own, hasOwnRequests: !own.isEmpty, toApprove: toApprove, hasToApprove: !toApprove.isEmpty,
+            waitingForApproval: renderer.text(
+                waitingCount == 0 ? "event_waiting_none" : waitingCount == 1 ? "event_waiting_one" : "event_waiting_many", in: language,
+                ["count": String(waitingCount)]),
+            approvedOwn: approvedOwn,
             notice: notice.flatMap { notices.contains($0) ? renderer.text("event_notice_\($0)", in: language) : nil })
     }
 
@@ -102,9 +123,25 @@ struct EventController: Sendable {
         try csrf.require(form.csrf, for: user)
         guard twoPerson else { throw HTTPError(.notFound) }
         guard let authority = form.authority.flatMap(authorities.find) else { throw UnknownHealthAuthority() }
+        let reason: String
+        switch ShortText.check(form.reason) {
+        case .success(let text): reason = text
+        case .failure(let refused):
+            // The form again, with what was typed and what is wrong with it.
+            let language = context.language
+            return try renderer.page(EventRequestPage(event: EventSection(
+                authorities: authorities.all.map { .init(id: $0.id, name: $0.name, selected: $0.id == authority.id) },
+                noAuthorities: false, reasonValue: form.reason ?? "",
+                reasonError: renderer.text("event_reason_error_\(refused.problem.rawValue)", in: language,
+                                           ["max": String(ShortText.maximumLength)]),
+                directNonce: nil, twoPerson: true, ownRequests: [], hasOwnRequests: false, toApprove: [], hasToApprove: false,
+                waitingForApproval: "", approvedOwn: [], notice: nil)), status: .badRequest, context: context)
+        }
         let time = now()
         try await database.database(logger: context.logger).transaction { tx in
-            let id = try await requests.create(requestedBy: user.username, healthAuthority: authority.id, at: time, on: tx)
+            let id = try await requests.create(requestedBy: user.username, healthAuthority: authority.id, reason: reason, at: time, on: tx)
+            // The reason stays with the request (shown to the approver, deleted with it after a
+            // week), not in the append-only trail: it is free text (docs/security.md).
             try await audit.append(event(.eventApprovalRequested, .success, acting, request: id, ["health_authority": authority.id]), at: time, on: tx)
         }
         return PageRenderer.redirect(to: "/?event=requested")
@@ -154,6 +191,9 @@ struct EventController: Sendable {
         guard let row = try await requests.find(id, on: db), row.requested_by == user.username else { throw HTTPError(.notFound) }
         let authority = authorities.find(row.health_authority)
         let time = now()
+        // A second submit of the same Issue (a double click without JavaScript, Back and submit):
+        // say so, rather than that the request is not approved.
+        if row.state == .issued { return try await afterRepeatedIssue(user, db: db) }
         // Checked again in the issuing transaction; checked here too so that a remote server is
         // not asked for a teleTAN that would be refused.
         guard row.isUsableApproval(at: time) else {
@@ -169,9 +209,37 @@ struct EventController: Sendable {
             })
         switch try await issuer.issue(type: .event, by: acting, nonce: form.nonce, for: purpose) {
         case .formInvalid: throw FormExpired()
-        case .refused: return PageRenderer.redirect(to: "/?event=not_approved")
-        case .issued, .formAlreadyUsed, .teleTANWaiting: return PageRenderer.redirect(to: "/teletan/result")
+        case .issued, .teleTANWaiting: return PageRenderer.redirect(to: "/teletan/result")
+        case .refused, .formAlreadyUsed:
+            // Two submits at once: the other one issued it (or is about to show it).
+            if try await requests.find(id, on: db)?.state == .issued { return try await afterRepeatedIssue(user, db: db) }
+            return PageRenderer.redirect(to: "/?event=not_approved")
         }
+    }
+
+    /// The request was issued already: the result page while its teleTAN still waits to be shown
+    /// (the first submit's page was not seen), else the start page saying it was issued.
+    private func afterRepeatedIssue(_ user: SignedInUser, db: any Database) async throws -> Response {
+        try await issuer.displays.isWaiting(sessionHash: user.sessionHash, now: now(), on: db)
+            ? PageRenderer.redirect(to: "/teletan/result")
+            : PageRenderer.redirect(to: "/?event=already_issued")
+    }
+
+    @Sendable func withdraw(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity, let acting = context.actingUser(for: .issueEventTeleTAN) else { throw SignInRequired() }
+        let form = try await request.decode(as: DecisionForm.self, context: context)
+        try csrf.require(form.csrf, for: user)
+        guard twoPerson, let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
+        let time = now()
+        let withdrawn: Bool = try await database.database(logger: context.logger).transaction { tx in
+            let done = try await requests.withdraw(id, by: user.username, at: time, on: tx)
+            let row = try await requests.find(id, on: tx)
+            var details = ["health_authority": row?.health_authority ?? ""]
+            if !done { details["reason"] = row == nil || row?.requested_by != user.username ? "unknown_request" : "not_pending" }
+            try await audit.append(event(.eventApprovalWithdrawn, done ? .success : .refused, acting, request: id, details), at: time, on: tx)
+            return done
+        }
+        return PageRenderer.redirect(to: withdrawn ? "/?event=withdrawn" : "/?event=not_pending")
     }
 
     private func event(
@@ -179,6 +247,11 @@ struct EventController: Sendable {
     ) -> AuditEvent {
         AuditEvent(action, outcome, by: user, subject: "event-request:\(id.uuidString.lowercased())", details: details)
     }
+}
+
+extension AuditAction {
+    /// The requester took back an EVENT request before it was issued.
+    static let eventApprovalWithdrawn: AuditAction = "event.approval.withdrawn"
 }
 
 /// The form named no health authority from the configured list.

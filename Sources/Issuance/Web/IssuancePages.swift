@@ -59,6 +59,9 @@ struct ResultPage: PageModel {
     let type: String
     /// The requesting health authority of an EVENT teleTAN.
     let healthAuthority: String?
+    /// The short reference "My recent teleTANs" lists it under, to note on the call sheet; nil
+    /// for one sealed before references were shown.
+    let reference: String?
     /// The hotline call it was issued in: the page leads on to the read-back.
     let callID: String?
     let validUntil: String
@@ -89,15 +92,22 @@ struct EventSection: Sendable {
         let requestedBy: String
         let authority: String
         let requestedAt: String
+        /// The requester's reason or case reference.
+        let reason: String
         let status: String
         /// The one-use token of the issuing form, for an approved request of the viewer's own.
         /// Named apart from the page's `issueNonce`: a nil value here must not let the template
         /// find the page's (Mustache looks a missing name up in the enclosing context).
         let approvedNonce: String?
+        /// The requester may still take it back (pending, or approved and not issued).
+        let mayWithdraw: Bool
     }
 
     let authorities: [Authority]
     let noAuthorities: Bool
+    /// The request form's reason as typed (kept when it was refused) and what is wrong with it.
+    let reasonValue: String
+    let reasonError: String?
     /// Direct issuing (no four-eyes rule): the form's one-use token; nil while a teleTAN waits.
     let directNonce: String?
     let twoPerson: Bool
@@ -105,5 +115,16 @@ struct EventSection: Sendable {
     let hasOwnRequests: Bool
     let toApprove: [Request]
     let hasToApprove: Bool
+    /// "2 requests wait for your approval": at the top of every event officer's start page.
+    let waitingForApproval: String
+    /// One line per own request approved and not yet issued ("… was approved by …").
+    let approvedOwn: [String]
     let notice: String?
+}
+
+/// The EVENT request form again, after a refused reason: what was typed, and what is wrong.
+struct EventRequestPage: PageModel {
+    static let template = "issuance/event-request"
+    let titleKey = "event_request_title"
+    let event: EventSection
 }

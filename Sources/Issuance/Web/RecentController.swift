@@ -1,5 +1,6 @@
 import AccessControl
 import Audit
+import FluentKit
 import Foundation
 import Hummingbird
 import PortalWeb
@@ -7,25 +8,32 @@ import Storage
 import Verification
 
 /// "My recent teleTANs": what the signed-in user issued in the last seven days with its status
-/// at the verification service, and **Revoke** for one not redeemed yet (read to the wrong
-/// person). Only the issuer sees their own.
+/// at the verification service and, for a hotline teleTAN, the call it belongs to; **Revoke** for
+/// one not redeemed yet (read to the wrong person) leads to a page that asks for confirmation and
+/// a reason. Only the issuer sees their own.
 struct RecentController: Sendable {
     let database: PortalDatabase
     let csrf: CSRF
     let issued = IssuedTeleTANs()
     let service: any VerificationService
     let revoker: TeleTANRevoker
+    /// The hotline's calls, for the rows of hotline teleTANs (nil: none are looked up).
+    let calls: CallSummaries?
     let renderer: PageRenderer
     let now: @Sendable () -> Date
 
     func addRoutes(to routes: DeclaredRoutes) {
         routes.group("/teletan/recent", access: .permission(.seeOwnTeleTANs))
             .get(use: list)
+            .get("{id}/revoke", use: confirmRevoke)
             .post("{id}/revoke", use: revoke)
     }
 
     struct RevokeForm: Decodable {
         let csrf: String
+        /// A ``RevocationReason/Code`` raw value.
+        let reason: String?
+        let note: String?
     }
 
     @Sendable func list(_ request: Request, context: PortalRequestContext) async throws -> Response {
@@ -36,18 +44,23 @@ struct RecentController: Sendable {
         let references = rows.compactMap(\.reference)
         let statuses = references.isEmpty ? nil
             : await service.statuses(of: references, issuer: Issuer(username: user.username, roles: user.roles.cwaRoles), within: db)
+        let callIDs = Array(Set(rows.compactMap { $0.call_id.flatMap(UUID.init(uuidString:)) }))
+        var summaries: [UUID: CallSummary] = [:]
+        if !callIDs.isEmpty, let calls { summaries = try await calls(callIDs, db) }
         let language = context.language
         let items = rows.map { row -> RecentPage.Item in
             let status: TeleTANStatus? = row.revoked_at != nil ? .revoked : row.reference.flatMap { statuses?[$0] }
             return RecentPage.Item(
                 id: row.id.uuidString.lowercased(),
-                reference: Self.reference(row.id),
+                reference: IssuedTeleTANs.reference(row.id),
                 type: row.type,
                 healthAuthority: row.health_authority,
                 issuedAt: renderer.dateTime(row.issued_at, in: language),
                 validUntil: renderer.dateTime(row.valid_until, in: language),
                 status: renderer.text("recent_status_\(status?.rawValue ?? "unknown")", in: language),
                 statusKey: status?.rawValue ?? "unknown",
+                revokeReason: revokeReason(of: row, in: language),
+                call: call(of: row, summaries, in: language),
                 mayRevoke: status == .unused)
         }
         let notice = renderer.notice(
@@ -58,6 +71,17 @@ struct RecentController: Sendable {
             statusUnknown: !rows.isEmpty && (statuses == nil || references.count < rows.count)), context: context)
     }
 
+    /// The confirmation step (a page of its own, so it works without JavaScript).
+    @Sendable func confirmRevoke(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard let user = context.identity else { throw SignInRequired() }
+        let db = database.database(logger: context.logger)
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
+              let row = try await issued.find(id, issuedBy: user.username, on: db)
+        else { throw HTTPError(.notFound) }
+        if row.revoked_at != nil { return PageRenderer.redirect(to: "/teletan/recent?revoked=already_revoked") }
+        return try renderer.page(try await revokePage(row, reason: nil, note: "", error: nil, context: context, db: db), context: context)
+    }
+
     @Sendable func revoke(_ request: Request, context: PortalRequestContext) async throws -> Response {
         guard let user = context.identity, let acting = context.actingUser(for: .seeOwnTeleTANs) else { throw SignInRequired() }
         let form = try await request.decode(as: RevokeForm.self, context: context)
@@ -66,15 +90,64 @@ struct RecentController: Sendable {
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
               let row = try await issued.find(id, issuedBy: user.username, on: db)
         else { throw HTTPError(.notFound) }
-        let result = try await revoker.revoke(row, by: acting, at: now(), on: db)
+        let code = form.reason.flatMap(RevocationReason.Code.init(rawValue:))
+        var note: String?
+        var error: RevokePage.Problem?
+        switch ShortText.check(form.note) {
+        case .success(let text): note = text
+        case .failure(let refused) where refused.problem == .empty: note = nil
+        case .failure(let refused): error = .note(refused.problem)
+        }
+        if code == nil { error = .reason }
+        guard let code, error == nil else {
+            // The page again with what was chosen and typed, and what is missing or wrong.
+            return try renderer.page(
+                try await revokePage(row, reason: code, note: form.note ?? "", error: error, context: context, db: db),
+                status: .badRequest, context: context)
+        }
+        let result = try await revoker.revoke(row, by: acting, reason: RevocationReason(code: code, note: note), at: now(), on: db)
         return PageRenderer.redirect(to: "/teletan/recent?revoked=\(result)")
     }
 
-    /// A short name for the teleTAN that says nothing about it: the first eight characters of
-    /// its random row id.
-    static func reference(_ id: UUID) -> String {
-        let text = id.uuidString.uppercased()
-        return "\(text.prefix(4))-\(text.dropFirst(4).prefix(4))"
+    private func revokePage(
+        _ row: IssuedTeleTANs.Row, reason: RevocationReason.Code?, note: String, error: RevokePage.Problem?,
+        context: PortalRequestContext, db: any Database
+    ) async throws -> RevokePage {
+        let language = context.language
+        var summaries: [UUID: CallSummary] = [:]
+        if let id = row.call_id.flatMap(UUID.init(uuidString:)), let calls { summaries = try await calls([id], db) }
+        var errorText: String?
+        switch error {
+        case .reason: errorText = renderer.text("revoke_error_reason", in: language)
+        case .note(let problem):
+            errorText = renderer.text("revoke_error_note_\(problem.rawValue)", in: language, ["max": String(ShortText.maximumLength)])
+        case nil: break
+        }
+        return RevokePage(
+            id: row.id.uuidString.lowercased(), reference: IssuedTeleTANs.reference(row.id), type: row.type,
+            healthAuthority: row.health_authority, issuedAt: renderer.dateTime(row.issued_at, in: language),
+            call: call(of: row, summaries, in: language),
+            reasons: RevocationReason.Code.allCases.map {
+                RevokePage.Reason(code: $0.rawValue, label: renderer.text("revoke_reason_\($0.rawValue)", in: language), checked: $0 == reason)
+            },
+            note: note, maxNote: ShortText.maximumLength, error: errorText,
+            errorOnReason: error == .reason, errorOnNote: error != nil && error != .reason)
+    }
+
+    private func call(of row: IssuedTeleTANs.Row, _ summaries: [UUID: CallSummary], in language: Language) -> RecentPage.Call? {
+        guard let id = row.call_id.flatMap(UUID.init(uuidString:)) else { return nil }
+        let summary = summaries[id]
+        let outcome = summary.map { renderer.text($0.outcomeKey, in: language) } ?? ""
+        return RecentPage.Call(
+            id: id.uuidString.lowercased(),
+            startedAt: summary.map { renderer.dateTime($0.startedAt, in: language) },
+            outcome: outcome.isEmpty ? nil : outcome)
+    }
+
+    private func revokeReason(of row: IssuedTeleTANs.Row, in language: Language) -> String? {
+        guard let code = row.revoke_reason.flatMap(RevocationReason.Code.init(rawValue:)) else { return nil }
+        let label = renderer.text("revoke_reason_\(code.rawValue)", in: language)
+        return row.revoke_note.map { "\(label): \($0)" } ?? label
     }
 }
 
@@ -89,7 +162,18 @@ struct RecentPage: PageModel {
         let validUntil: String
         let status: String
         let statusKey: String
+        /// Why it was revoked (the reason's label and the note), for a revoked one.
+        let revokeReason: String?
+        /// The hotline call it was issued in.
+        let call: Call?
         let mayRevoke: Bool
+    }
+
+    /// A hotline call: its page, when it started and how it ended (nil once its record is gone).
+    struct Call: Sendable {
+        let id: String
+        let startedAt: String?
+        let outcome: String?
     }
 
     static let template = "issuance/recent"
@@ -99,4 +183,33 @@ struct RecentPage: PageModel {
     let notice: String?
     /// The verification service cannot tell statuses (a server without the endpoint, or down).
     let statusUnknown: Bool
+}
+
+/// "Revoke this teleTAN?": which one, why (a choice and an optional note), confirm or go back.
+struct RevokePage: PageModel {
+    enum Problem: Equatable {
+        case reason
+        case note(ShortText.Problem)
+    }
+
+    struct Reason: Sendable {
+        let code: String
+        let label: String
+        let checked: Bool
+    }
+
+    static let template = "issuance/revoke"
+    let titleKey = "revoke_title"
+    let id: String
+    let reference: String
+    let type: String
+    let healthAuthority: String?
+    let issuedAt: String
+    let call: RecentPage.Call?
+    let reasons: [Reason]
+    let note: String
+    let maxNote: Int
+    let error: String?
+    let errorOnReason: Bool
+    let errorOnNote: Bool
 }

@@ -106,6 +106,7 @@ struct TeleTANController: Sendable {
             },
             type: content.type,
             healthAuthority: content.healthAuthority,
+            reference: content.reference,
             callID: content.callID,
             validUntil: validUntil,
             validUntilISO: content.validUntil.formatted(.iso8601),
