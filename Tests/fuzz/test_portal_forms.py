@@ -86,6 +86,7 @@ class Fuzz:
         self.call: str | None = None
         self.read_back_call: tuple[str, str] | None = None
         self.teletans: list[str] = []
+        self.queued_numbers = 0
         self.fingerprint: str | None = None
 
     def clients(self, portal: str) -> dict[str, Client]:
@@ -194,7 +195,10 @@ class Fuzz:
             if ids:
                 return ids[0]
             call = self.new_call(client)
-            received = self.post(client, f"/hotline/calls/{call}/callback", {"phone": PHONE, "name": NAME})
+            # A number of its own: a number waits in the queue once (another client may hold PHONE's).
+            self.queued_numbers += 1
+            phone = f"030 5550 {self.queued_numbers:04d} 57"
+            received = self.post(client, f"/hotline/calls/{call}/callback", {"phone": phone, "name": NAME})
             assert received.location == "/hotline?done=callback_queued", received.location
         raise AssertionError("no waiting callback")
 
