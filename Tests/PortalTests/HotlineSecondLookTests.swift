@@ -212,10 +212,7 @@ final class HotlineSecondLookTests: XCTestCase {
         try await PortalHarness.run(configure: { $0.callbackRetention = .seconds(3600) }) { portal in
             let agent = try await portal.signedIn(.hotline)
             let id = try await agent.queueCallback(phone: "040 9876543", name: "Erika Mustermann")
-            let queue = try await agent.get("/hotline/callbacks")
-            _ = try await agent.post("/hotline/callbacks/\(id)/take", ["csrf": queue.hidden("csrf") ?? ""])
-            let reached = try await agent.post("/hotline/callbacks/\(id)/outcome", ["csrf": queue.hidden("csrf") ?? "", "outcome": "reached"])
-            let call = try XCTUnwrap(reached.location)
+            let call = try await agent.reach(callback: id)
             let page = try await agent.get(call)
             XCTAssertTrue(page.body.contains("id=\"caller-name\">Erika Mustermann<"), page.body)
             XCTAssertTrue(page.body.contains("href=\"tel:+49409876543\""), page.body)
@@ -232,10 +229,7 @@ final class HotlineSecondLookTests: XCTestCase {
         try await PortalHarness.run(configure: { $0.callbackRetention = .seconds(3600) }) { portal in
             let agent = try await portal.signedIn(.hotline)
             let id = try await agent.queueCallback(phone: "040 9876543", name: "Erika Mustermann")
-            let queue = try await agent.get("/hotline/callbacks")
-            _ = try await agent.post("/hotline/callbacks/\(id)/take", ["csrf": queue.hidden("csrf") ?? ""])
-            let reached = try await agent.post("/hotline/callbacks/\(id)/outcome", ["csrf": queue.hidden("csrf") ?? "", "outcome": "reached"])
-            let call = try XCTUnwrap(reached.location)
+            let call = try await agent.reach(callback: id)
             portal.clock.advance(seconds: 3601)
             try await portal.portal.runCleanup()
             let row = try await portal.portal.hotline.callbacks.find(UUID(uuidString: id)!, on: portal.db)
@@ -320,4 +314,14 @@ final class HotlineSecondLookTests: XCTestCase {
     }
 
     static func id(_ call: String) -> UUID { UUID(uuidString: String(call.split(separator: "/").last!))! }
+}
+
+extension Browser {
+    /// Takes a waiting callback and records **Reached**; the path of the call that continues it.
+    func reach(callback id: String) async throws -> String {
+        let queue = try await get("/hotline/callbacks")
+        _ = try await post("/hotline/callbacks/\(id)/take", ["csrf": queue.hidden("csrf") ?? ""])
+        let reached = try await post("/hotline/callbacks/\(id)/outcome", ["csrf": queue.hidden("csrf") ?? "", "outcome": "reached"])
+        return try XCTUnwrap(reached.location)
+    }
 }

@@ -136,3 +136,16 @@ def second_browser(secrets_ledger, tmp_path_factory):
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture
+def browser_without_js(secrets_ledger, tmp_path_factory):
+    """A fresh headless Chromium that runs no script at all (the portal must work without); its
+    profile is searched like the others."""
+    profile = tmp_path_factory.mktemp("chromium-profile-no-js")
+    driver = headless_chromium(profile, javascript=False)
+    secrets_ledger.watch_directory(profile, "Chromium profile")
+    try:
+        yield driver
+    finally:
+        driver.quit()

@@ -15,7 +15,6 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from processes_and_browsers import headless_chromium  # Tests/support
 from test_accessibility import AxeAudit
 from test_hotline_browser import AUTHORITY_ID, AUTHORITY_NAME, EVENT, EVENT2, UUID, text_of
 from test_portal_browser import (
@@ -24,17 +23,6 @@ from test_portal_browser import (
 )
 
 WIDTHS = [(1280, 900), (390, 844)]
-
-
-@pytest.fixture
-def browser_without_js(secrets_ledger, tmp_path_factory):
-    profile = tmp_path_factory.mktemp("chromium-profile-no-js-recent")
-    driver = headless_chromium(profile, javascript=False)
-    secrets_ledger.watch_directory(profile, "Chromium profile")
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def recent_row(driver, reference: str):

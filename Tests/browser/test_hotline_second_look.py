@@ -14,20 +14,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from conftest import DEFAULT_PAM_SERVICE, PortalInstance
-from processes_and_browsers import headless_chromium
 from test_hotline_browser import CALL_PATH, HOTLINE2, check_ids, start_call, tick
 from test_portal_browser import mark_for_navigation, path_of, sign_in, wait_for_new_document
-
-
-@pytest.fixture
-def browser_without_js(secrets_ledger, tmp_path_factory):
-    profile = tmp_path_factory.mktemp("chromium-profile-no-js-hotline")
-    driver = headless_chromium(profile, javascript=False)
-    secrets_ledger.watch_directory(profile, "Chromium profile")
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def press_enter_in(driver, element_id: str) -> None:

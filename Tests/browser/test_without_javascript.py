@@ -4,25 +4,12 @@ result page back), and one that was issued but never shown is offered on the sta
 
 from __future__ import annotations
 
-import pytest
 from selenium.webdriver.common.by import By
 
-from processes_and_browsers import headless_chromium
 from test_portal_browser import (
     OFFICER, assert_teletan_not_on_page, click_and_wait, issue_outside_browser, issue_teletan, path_of, present,
     read_teletan, sign_in,
 )
-
-
-@pytest.fixture
-def browser_without_js(secrets_ledger, tmp_path_factory):
-    profile = tmp_path_factory.mktemp("chromium-profile-no-js")
-    driver = headless_chromium(profile, javascript=False)
-    secrets_ledger.watch_directory(profile, "Chromium profile")
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def assert_script_is_off(driver) -> None:
