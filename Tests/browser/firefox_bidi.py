@@ -118,6 +118,8 @@ QUIET_PREFERENCES: dict[str, object] = {
     "trailhead.firstrun.didSeeAboutWelcome": True,
 }
 
+SESSION_STORE_INTERVAL = 1.0  # seconds between writes of the session store (Firefox's default: 15)
+
 # As a user's Firefox behaves, where it matters for what the profile keeps (the secrets search
 # reads the profile): English pages, the session store kept for a restore after a crash (the
 # remote agent would turn that off), and written every second rather than every 15 s, so that a
@@ -126,7 +128,7 @@ QUIET_PREFERENCES: dict[str, object] = {
 USER_PREFERENCES: dict[str, object] = {
     "intl.accept_languages": "en-US, en",
     "browser.sessionstore.resume_from_crash": True,
-    "browser.sessionstore.interval": 1000,
+    "browser.sessionstore.interval": int(SESSION_STORE_INTERVAL * 1000),
     "signon.rememberSignons": False,
     "signon.autofillForms": False,
     "extensions.formautofill.addresses.enabled": False,

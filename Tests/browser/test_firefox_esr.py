@@ -11,12 +11,14 @@ the tests are skipped, and fail instead when CI=true or PORTAL_REQUIRE_FIREFOX=1
 from __future__ import annotations
 
 import os
+import time
 from urllib.parse import urlsplit
 
 import pytest
 from selenium.webdriver.common.by import By
 
-from firefox_bidi import FIREFOX, Firefox, firefox_available
+from firefox_bidi import FIREFOX, SESSION_STORE_INTERVAL, Firefox, firefox_available
+from secrets_at_rest import MOZLZ4_MAGIC, lz4_block  # Tests/support, on the path through conftest
 from test_hotline_browser import HOTLINE, TEXTS, check_ids, read_call_teletan, start_call, text_of, tick, ticked, type_into
 from test_portal_browser import (
     OFFICER, assert_already_shown, assert_teletan_not_on_page, click_and_wait, issue_teletan, note_issue, path_of,
@@ -57,6 +59,14 @@ def firefox_without_js(secrets_ledger, tmp_path_factory):
         yield browser
     finally:
         browser.quit()
+
+
+def session_store(browser) -> bytes:
+    """What Firefox's session store holds on disk now (sessionstore-backups/recovery.jsonlz4, the
+    file it restores from after a crash), decompressed."""
+    raw = (browser.profile / "sessionstore-backups" / "recovery.jsonlz4").read_bytes()
+    assert raw.startswith(MOZLZ4_MAGIC), "not Firefox's compressed session store"
+    return lz4_block(raw[len(MOZLZ4_MAGIC) + 4:])
 
 
 def script_runs(browser) -> bool:
@@ -152,7 +162,13 @@ def test_firefox_a_whole_hotline_call(firefox, portal, secrets_ledger):
     assert_teletan_not_on_page(firefox, teletan)
 
     # The caller reads it back as callers do: lower case, with spaces between the groups.
-    type_into(firefox, "read-back", f"{teletan[0:3]} {teletan[3:6]} {teletan[6:]}".lower())
+    read_back = f"{teletan[0:3]} {teletan[3:6]} {teletan[6:]}".lower()
+    type_into(firefox, "read-back", read_back)
+    # Firefox's session store keeps what is typed into a form field (to restore it after a
+    # crash) unless the field says autocomplete="off": give it time to write, then look.
+    time.sleep(2.5 * SESSION_STORE_INTERVAL)
+    if read_back.encode() in session_store(firefox):  # pytest.fail: keep the teleTAN out of the report
+        pytest.fail("Firefox keeps the typed read-back in its session store (autocomplete=\"off\" missing?)")
     click_and_wait(firefox, firefox.find_element(By.ID, "check-read-back"))
     assert path_of(firefox) == f"/hotline/calls/{call}"
     assert text_of(firefox, "read-back-result") == texts["matches"]
