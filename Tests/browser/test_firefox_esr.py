@@ -10,6 +10,7 @@ the tests are skipped, and fail instead when CI=true or PORTAL_REQUIRE_FIREFOX=1
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from urllib.parse import urlsplit
@@ -24,6 +25,9 @@ from test_portal_browser import (
     OFFICER, assert_already_shown, assert_teletan_not_on_page, click_and_wait, issue_teletan, note_issue, path_of,
     present, read_teletan, sign_in, wait_for_fresh_start_page, wait_issue_interval,
 )
+
+# Made up and distinctive, used nowhere else (the secrets ledger searches for them).
+FIREFOX_CALLER = {"phone": "030 5550 3141 5", "name": "Fritzi Feuerfuchs-Lambda"}
 
 FIREFOX_REQUIRED = os.environ.get("CI") == "true" or os.environ.get("PORTAL_REQUIRE_FIREFOX") == "1"
 MISSING = f"{FIREFOX} is not installed (scripts/install-deps.sh installs firefox-esr)"
@@ -61,12 +65,38 @@ def firefox_without_js(secrets_ledger, tmp_path_factory):
         browser.quit()
 
 
-def session_store(browser) -> bytes:
+def session_store(browser) -> str:
     """What Firefox's session store holds on disk now (sessionstore-backups/recovery.jsonlz4, the
-    file it restores from after a crash), decompressed."""
+    file it restores from after a crash), decompressed. Firefox keeps there what is typed into a
+    page's form fields, unless a field says autocomplete="off"."""
     raw = (browser.profile / "sessionstore-backups" / "recovery.jsonlz4").read_bytes()
     assert raw.startswith(MOZLZ4_MAGIC), "not Firefox's compressed session store"
-    return lz4_block(raw[len(MOZLZ4_MAGIC) + 4:])
+    return lz4_block(raw[len(MOZLZ4_MAGIC) + 4:]).decode("utf-8", errors="replace")
+
+
+def session_store_with_ticks(browser, checks: list[str], timeout: float = 15) -> str:
+    """The session store once it holds the page's form as it is now, which it collects all at
+    once: every check ticked (checkboxes have no autocomplete="off"), so the fields typed into
+    before are in it too, unless they are kept out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        stored = session_store(browser)
+        fields = {}
+        for window in json.loads(stored)["windows"]:
+            for tab in window["tabs"]:
+                fields.update((tab.get("formdata") or {}).get("id", {}))
+        if all(fields.get(f"check-{check}") is True for check in checks):
+            return stored
+        time.sleep(0.2)
+    raise AssertionError(f"Firefox's session store did not record the ticks within {timeout} s")
+
+
+def fail_if_kept(stored: str, typed: dict[str, str]) -> None:
+    """Fails if a value typed (what -> value) is in the session store; pytest.fail keeps the
+    values out of the report."""
+    kept = [what for what, value in typed.items() if value in stored]
+    if kept:
+        pytest.fail(f"Firefox keeps the typed {', '.join(kept)} in its session store (autocomplete=\"off\" missing?)")
 
 
 def script_runs(browser) -> bool:
@@ -147,8 +177,19 @@ def test_firefox_a_whole_hotline_call(firefox, portal, secrets_ledger):
 
     _, required = check_ids(firefox)
     assert not ticked(firefox), "a new call starts with no check ticked"
+
+    # The agent begins to note a callback, then the caller stays on the line: the number and
+    # name typed must not stay in Firefox's session store (autocomplete="off").
+    secrets_ledger.add_phone_number(FIREFOX_CALLER["phone"])
+    secrets_ledger.add_person_name(FIREFOX_CALLER["name"])
+    type_into(firefox, "phone", FIREFOX_CALLER["phone"])
+    type_into(firefox, "name", FIREFOX_CALLER["name"])
     tick(firefox, required)
     assert ticked(firefox) == set(required)
+    fail_if_kept(session_store_with_ticks(firefox, required),
+                 {"phone number": FIREFOX_CALLER["phone"], "name": FIREFOX_CALLER["name"]})
+    type_into(firefox, "phone", "")
+    type_into(firefox, "name", "")
     issue = firefox.find_element(By.ID, "issue-teletan")
     assert issue.text == texts["issue"]
     wait_issue_interval(HOTLINE[0])
@@ -164,11 +205,10 @@ def test_firefox_a_whole_hotline_call(firefox, portal, secrets_ledger):
     # The caller reads it back as callers do: lower case, with spaces between the groups.
     read_back = f"{teletan[0:3]} {teletan[3:6]} {teletan[6:]}".lower()
     type_into(firefox, "read-back", read_back)
-    # Firefox's session store keeps what is typed into a form field (to restore it after a
-    # crash) unless the field says autocomplete="off": give it time to write, then look.
+    # The page has no other field to tell when Firefox has collected it: wait out more than
+    # two of its writes.
     time.sleep(2.5 * SESSION_STORE_INTERVAL)
-    if read_back.encode() in session_store(firefox):  # pytest.fail: keep the teleTAN out of the report
-        pytest.fail("Firefox keeps the typed read-back in its session store (autocomplete=\"off\" missing?)")
+    fail_if_kept(session_store(firefox), {"read-back": read_back})
     click_and_wait(firefox, firefox.find_element(By.ID, "check-read-back"))
     assert path_of(firefox) == f"/hotline/calls/{call}"
     assert text_of(firefox, "read-back-result") == texts["matches"]
