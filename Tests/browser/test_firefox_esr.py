@@ -74,21 +74,21 @@ def session_store(browser) -> str:
     return lz4_block(raw[len(MOZLZ4_MAGIC) + 4:]).decode("utf-8", errors="replace")
 
 
-def session_store_with_ticks(browser, checks: list[str], timeout: float = 15) -> str:
-    """The session store once it holds the page's form as it is now, which it collects all at
-    once: every check ticked (checkboxes have no autocomplete="off"), so the fields typed into
-    before are in it too, unless they are kept out."""
+def session_store_with_ticks(browser, checks: list[str], timeout: float = 5 * SESSION_STORE_INTERVAL) -> str:
+    """The session store once it holds the page's form as it is now, which Firefox collects all
+    at once: every check ticked, so the fields typed into before are in it too unless they are
+    kept out. After `timeout` the store as it is (a form whose ticks are kept out as well gives
+    nothing to wait for)."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while True:
         stored = session_store(browser)
         fields = {}
         for window in json.loads(stored)["windows"]:
             for tab in window["tabs"]:
                 fields.update((tab.get("formdata") or {}).get("id", {}))
-        if all(fields.get(f"check-{check}") is True for check in checks):
+        if all(fields.get(f"check-{check}") is True for check in checks) or time.monotonic() > deadline:
             return stored
         time.sleep(0.2)
-    raise AssertionError(f"Firefox's session store did not record the ticks within {timeout} s")
 
 
 def fail_if_kept(stored: str, typed: dict[str, str]) -> None:
