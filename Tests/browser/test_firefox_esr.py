@@ -4,8 +4,13 @@ package exists here). The helpers of the Chromium tests run unchanged: the clien
 of selenium's interface they use.
 
 Each test gets a fresh Firefox with a fresh profile, which the secrets ledger searches with
-everything else at the end of the session (its session store decompressed). Without firefox-esr
-the tests are skipped, and fail instead when CI=true or PORTAL_REQUIRE_FIREFOX=1 (scripts/test.sh).
+everything else at the end of the session (its session store decompressed). The hotline call also
+looks into that session store while the call runs: Firefox keeps there what is typed into form
+fields (to restore it after a crash), so a phone number, a name or a read-back teleTAN typed must
+not be in it (the fields say autocomplete="off").
+
+Without firefox-esr the tests are skipped, and fail instead when CI=true or
+PORTAL_REQUIRE_FIREFOX=1 (scripts/test.sh).
 """
 
 from __future__ import annotations
@@ -69,7 +74,11 @@ def session_store(browser) -> str:
     """What Firefox's session store holds on disk now (sessionstore-backups/recovery.jsonlz4, the
     file it restores from after a crash), decompressed. Firefox keeps there what is typed into a
     page's form fields, unless a field says autocomplete="off"."""
-    raw = (browser.profile / "sessionstore-backups" / "recovery.jsonlz4").read_bytes()
+    path = browser.profile / "sessionstore-backups" / "recovery.jsonlz4"
+    deadline = time.monotonic() + 10 * SESSION_STORE_INTERVAL
+    while not path.exists() and time.monotonic() < deadline:  # not written yet
+        time.sleep(0.2)
+    raw = path.read_bytes()  # Firefox replaces the file whole (written aside, then renamed)
     assert raw.startswith(MOZLZ4_MAGIC), "not Firefox's compressed session store"
     return lz4_block(raw[len(MOZLZ4_MAGIC) + 4:]).decode("utf-8", errors="replace")
 
