@@ -10,18 +10,19 @@ dependency). It offers the part of selenium's WebDriver interface the browser te
 the helpers of test_portal_browser.py and test_hotline_browser.py run unchanged in Firefox.
 
 BiDi commands used: session.new, browsingContext.getTree / navigate / reload / traverseHistory /
-setViewport, script.evaluate / callFunction, input.performActions / releaseActions,
-browser.close.
+setViewport, script.callFunction, input.performActions / releaseActions. No events are
+subscribed to: every message on the websocket is an answer.
 
 - **Reading the page**: script.callFunction in a *sandbox* realm (an isolated world that sees
   the DOM through Xray wrappers, not the page's own script globals). It works with
   `javascript.enabled=false` too: that pref stops the page's scripts, not the remote agent's
   evaluations (checked in the JavaScript-off test: portal.js never shows the copy button).
-  `execute_script` runs in the page's own realm, as selenium's does, so that a marker set on
-  `window` (test_portal_browser.wait_for_new_document) vanishes with the document.
+  `execute_script` runs in the page's own realm, as selenium's does (also with JavaScript
+  off), so that a marker set on `window` (test_portal_browser.wait_for_new_document) vanishes
+  with the document.
 - **Clicking and typing**: input.performActions, a real pointer click at the element's centre
-  (scrolled into view first) and real key presses, so that a button submits its own form as a
-  user's click does, with or without JavaScript.
+  and real key presses, so that a button submits its own form as a user's click does, with or
+  without JavaScript. The viewport (1280 x 2400) holds the portal's pages without scrolling.
 - **History**: browsingContext.traverseHistory returns once the traversal started; `back()` and
   `forward()` then wait until another document (BiDi's node id of <html> changes) is complete.
 - **No outside network**: a fresh profile per browser whose user.js turns off updates, telemetry,
