@@ -339,22 +339,20 @@ class Firefox:
         search less to read. Fails if Firefox tried to reach any other machine."""
         try:
             self.socket.close()
-            self.process.terminate()
         finally:
             self._stop_process()
             self.trap.close()
         assert not self.trap.requests, f"Firefox tried to reach other machines: {sorted(set(self.trap.requests))}"
 
     def _stop_process(self) -> None:
+        """SIGTERM (its content processes follow it), SIGKILL if it is still there after 30 s."""
+        if self.process.poll() is None:
+            self.process.terminate()
         try:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            self.process.kill()
+            self.process.wait()
 
     # -- the protocol ------------------------------------------------------------------------
 
