@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine (as root):
 #   installs what is missing, installs the PAM test stack, starts PostgreSQL, builds, runs the
-#   Swift tests against SQLite and PostgreSQL, then the browser tests in headless Chromium, the
-#   end-to-end tests (portal + verification server + app-like client) against SQLite and
-#   PostgreSQL, and schemathesis against docs/verification-api.yaml.
+#   Swift tests against SQLite and PostgreSQL, then the browser tests in headless Chromium and
+#   Firefox ESR, the end-to-end tests (portal + verification server + app-like client) against
+#   SQLite and PostgreSQL, and schemathesis against docs/verification-api.yaml.
 # Usage: scripts/test.sh            (CI runs exactly this through .ci/run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,8 +32,10 @@ python3 -m pytest -q Tests/support/test_phone_numbers.py
 echo "== form fuzz (hypothesis, every portal form and query string)"
 python3 -m pytest -q Tests/fuzz
 
-echo "== browser tests (headless Chromium, real PAM, SQLite and PostgreSQL)"
+echo "== browser tests (headless Chromium and Firefox ESR, real PAM, SQLite and PostgreSQL)"
 export SE_AVOID_STATS=true
+# A missing firefox-esr fails the Firefox tests instead of skipping them.
+export PORTAL_REQUIRE_FIREFOX=1
 export PORTAL_BIN="$PWD/.build/debug/portal"
 python3 -m pytest -q Tests/browser
 # A clean schema: the Swift tests leave whatever their last test wrote (tampered audit rows included).

@@ -71,3 +71,29 @@ def test_the_ledger_finds_numbers_names_and_typed_teletans_in_every_form(tmp_pat
     found_in = {line.rpartition(" found in ")[2] for line in str(failure.value).splitlines() if " found in " in line}
     expected = {str(profile / name) for name in planted if name != "masked"} | {str(log)}
     assert found_in == expected
+
+
+def test_the_ledger_reads_firefox_compressed_session_store(tmp_path: Path):
+    """Firefox's session store (`sessionstore-backups/recovery.jsonlz4`) is LZ4-compressed: a
+    teleTAN in it may be split by a back-reference and never appear as such in the file. The
+    ledger decompresses it. The block below spells `..."FE9A5MAK6C"` with the last five
+    characters copied from the start (offset 11, length 5), as LZ4 does."""
+    teletan = "FE9A5MAK6C"
+    literals = b'MAK6C|"FE9A5'
+    block = bytes([(len(literals) << 4) | (5 - 4)]) + literals + (12).to_bytes(2, "little") + bytes([0x10]) + b'"'
+    content = b'MAK6C|"FE9A5MAK6C"'
+    assert teletan.encode() not in block
+    profile = tmp_path / "firefox-profile"
+    (profile / "sessionstore-backups").mkdir(parents=True)
+    recovery = profile / "sessionstore-backups" / "recovery.jsonlz4"
+    recovery.write_bytes(b"mozLz40\0" + len(content).to_bytes(4, "little") + block)
+    (profile / "prefs.js").write_bytes(b"nothing secret\n")
+
+    ledger = SecretsLedger()
+    ledger.add_teletan(teletan)
+    ledger.watch_directory(profile, "test profile")
+    workdir = tmp_path / "check"
+    workdir.mkdir()
+    with pytest.raises(AssertionError) as failure:
+        ledger.check_nothing_leaked(workdir=workdir)
+    assert f"teleTAN #1 (upper-case) found in {recovery} (decompressed)" in str(failure.value)

@@ -4,7 +4,8 @@ callers) and, once every server has stopped, a search of
 everything those servers wrote for them: their logs, their SQLite files (with write-ahead log and
 journal), a data dump of each PostgreSQL database they used and, when that database is served by a
 cluster on this machine, its raw files (dead row versions too), the write-ahead log written during
-the run and the server's log; and the Chromium profiles (cache, session, history) of the tests."""
+the run and the server's log; and the browser profiles (cache, session, history) of the tests,
+Chromium's and Firefox's (whose LZ4-compressed session store is searched decompressed)."""
 
 from __future__ import annotations
 
@@ -139,14 +140,77 @@ def raw_postgres_files(url: str, since: float) -> list[Path] | None:
 
 def regular_files(directory: Path) -> list[Path]:
     """Every regular file under `directory` (no sockets, no symbolic links followed), except
-    Chromium's crash dumps: a dump holds the page's memory, so a crash would look like a leak
-    (and a crash fails its test anyway)."""
+    Chromium's and Firefox's crash dumps: a dump holds the page's memory, so a crash would look
+    like a leak (and a crash fails its test anyway)."""
     found = []
     for root, subdirectories, names in os.walk(directory):
-        subdirectories[:] = [name for name in subdirectories if name != "Crashpad"]
+        subdirectories[:] = [name for name in subdirectories if name not in ("Crashpad", "minidumps")]
         found += [Path(root) / name for name in names
                   if not os.path.islink(Path(root) / name) and os.path.isfile(Path(root) / name)]
     return found
+
+
+MOZLZ4_MAGIC = b"mozLz40\0"
+
+
+def lz4_block(data: bytes) -> bytes:
+    """Decompresses one LZ4 block (the format of lz4's LZ4_compress_default): sequences of a
+    token (literal length, match length - 4), the literals, a 2-byte offset back into the
+    output and the match, which may overlap what it copies."""
+    out = bytearray()
+    position = 0
+
+    def length(base: int) -> int:
+        nonlocal position
+        if base == 15:
+            while True:
+                byte = data[position]
+                position += 1
+                base += byte
+                if byte != 255:
+                    break
+        return base
+
+    try:
+        while position < len(data):
+            token = data[position]
+            position += 1
+            literals = length(token >> 4)
+            out += data[position:position + literals]
+            position += literals
+            if position >= len(data):
+                break  # the last sequence has literals only
+            offset = data[position] | data[position + 1] << 8
+            position += 2
+            match = length(token & 15) + 4
+            assert 0 < offset <= len(out), "not an LZ4 block"
+            start = len(out) - offset
+            for index in range(match):  # byte by byte: a match may repeat its own output
+                out.append(out[start + index])
+    except IndexError:
+        pass  # cut off: what was decoded so far (the caller compares the size)
+    return bytes(out)
+
+
+def mozlz4_copies(files: list[Path], workdir: Path) -> dict[Path, Path]:
+    """Firefox keeps its session store (open pages, their history, what was typed into forms)
+    and a few other files LZ4-compressed behind the magic `mozLz40\\0` and the size (4 bytes,
+    little-endian): a match can split any secret, so grep would not see it. Each such file is
+    decompressed into `workdir`; returns copy -> original."""
+    copies = {}
+    for index, path in enumerate(files):
+        with open(path, "rb") as source:
+            if source.read(len(MOZLZ4_MAGIC)) != MOZLZ4_MAGIC:
+                continue
+            size = int.from_bytes(source.read(4), "little")
+            content = lz4_block(source.read())
+        # A write cut off when Firefox was ended (its temporary file) is searched as far as it goes.
+        assert len(content) == size or (path.suffix == ".tmp" and len(content) < size), \
+            f"{path}: decompressed {len(content)} bytes, the header says {size}"
+        copy = workdir / f"mozlz4-{index}-{path.name}.decompressed"
+        copy.write_bytes(content)
+        copies[copy] = path
+    return copies
 
 
 def grep_needles(needles: list[bytes], files: list[Path], workdir: Path) -> list[tuple[Path, bytes]]:
@@ -190,7 +254,7 @@ class SecretsLedger:
     phone_number_count: int = 0
     name_count: int = 0
     directories: list[tuple[Path, str]] = field(default_factory=list)
-    # Needles not searched for in the browsers' session files (`Sessions/` of a profile): the
+    # Needles not searched for in Chromium's session files (`Sessions/` of a profile): the
     # form-encoded body of a form the browser posted and got a page back for (not a redirect),
     # which Chromium keeps with that history entry there, whatever the portal does. Every other
     # file of a profile (History, Cache, ...) is searched for them like everything else.
@@ -288,7 +352,7 @@ class SecretsLedger:
         self.watched.append(Watched(process.name, process.log_path, database, log_marker, process.is_running))
 
     def watch_directory(self, directory: Path, what: str) -> None:
-        """Searches every file under `directory` (a Chromium profile) for the secrets."""
+        """Searches every file under `directory` (a Chromium or Firefox profile) for the secrets."""
         self.directories.append((directory, what))
 
     def check_nothing_leaked(self, workdir: Path) -> None:
@@ -301,7 +365,8 @@ class SecretsLedger:
         own = self._servers_own_files(workdir)
         problems = [f"a JWT (bearer token) found in {path}" for path in own if JWT_SHAPE.search(path.read_bytes())]
         in_directories = self._directory_files()
-        files = [*own, *self._other_files(workdir), *in_directories]
+        decompressed = mozlz4_copies(in_directories, workdir)
+        files = [*own, *self._other_files(workdir), *in_directories, *decompressed]
         # A planted file proves the search finds what it looks for (a wrong grep flag would
         # otherwise pass everything).
         canary, planted = b"canary-" + os.urandom(8).hex().encode(), workdir / "planted"
@@ -310,7 +375,8 @@ class SecretsLedger:
         assert (planted, canary) in found, "the search did not find a planted needle"
         session_files = {path for path in in_directories if "Sessions" in path.parts}
         exempt = {(path, needle) for path, needle in found if needle in self.not_in_session_files and path in session_files}
-        problems += [f"{self.needles.get(needle, repr(needle))} found in {path}"
+        problems += [f"{self.needles.get(needle, repr(needle))} found in "
+                     + (f"{decompressed[path]} (decompressed)" if path in decompressed else str(path))
                      for path, needle in sorted(found - {(planted, canary)} - exempt)]
         assert not problems, "secrets at rest or in logs:\n" + "\n".join(problems)
 
