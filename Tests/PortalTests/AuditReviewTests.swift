@@ -640,6 +640,51 @@ final class AuditReviewTests: XCTestCase {
         }
     }
 
+    /// Issue 18, item 12: a lock on the Lockouts page says what led to it (failed sign-ins since
+    /// the last good one, where from, the last attempt) and links to those entries; the locked
+    /// name's sign-in page says how long the lock lasts.
+    func testALockShowsItsFailuresAndTheSignInPageItsDuration() async throws {
+        try await PortalHarness.run { portal in
+            _ = try await Self.append(portal, action: "signin", actor: "tt-officer", address: "192.0.2.4")
+            portal.clock.advance(seconds: 60)
+            for address in ["192.0.2.5", "192.0.2.6", "192.0.2.5"] {
+                _ = try await Self.append(portal, action: "signin", outcome: .failure, actor: "TT-Officer", address: address)
+                portal.clock.advance(seconds: 7)
+            }
+            try await Lockouts().lock(scope: "user", key: "tt-officer", until: portal.clock.now.addingTimeInterval(900), now: portal.clock.now,
+                                      on: portal.db)
+            let admin = try await portal.signedIn(.admin)
+            let page = try await admin.get("/admin/lockouts")
+            XCTAssertTrue(page.body.contains("class=\"lock-failures\">3<"), page.body)
+            XCTAssertTrue(page.body.contains("class=\"lock-others\">192.0.2.5, 192.0.2.6<"), page.body)
+            XCTAssertNotNil(page.body.firstMatch(of: /class="lock-last">[^<]*\d\d:\d\d:\d\d/), page.body)
+            XCTAssertTrue(page.body.contains("href=\"/admin/audit?actor=tt-officer&amp;action=signin\""), page.body)
+            let entries = try await admin.get("/admin/audit?actor=tt-officer&action=signin")
+            XCTAssertEqual(Self.seqs(entries).count, 4)
+
+            let locked = try await portal.browser().signIn("tt-officer", "whatever-1")
+            XCTAssertEqual(locked.status, .tooManyRequests)
+            XCTAssertTrue(locked.body.contains("Signing in is locked for 15 minutes"), locked.body)
+        }
+    }
+
+    /// Issue 18, item 12: a check that found nothing to check (as the one right after start on a
+    /// new trail) says so, not "intact, 0 entries".
+    func testAChainCheckWithNothingToCheckSaysSo() async throws {
+        try await PortalHarness.run { portal in
+            let run = try await portal.portal.auditReview.integrity.verify(full: false, now: portal.clock.now, on: portal.db)
+            XCTAssertEqual(run.checkedEntries, 0)
+            let admin = try await portal.signedIn(.admin)
+            let shown = try await admin.get("/admin/audit")
+            XCTAssertTrue(shown.body.contains("id=\"chain-nothing-yet\""), shown.body)
+            XCTAssertFalse(shown.body.contains("id=\"chain-intact\""))
+            // Once there is something, the check says intact.
+            let again = try await admin.post("/admin/audit/verify", ["csrf": shown.hidden("csrf") ?? "", "scope": "incremental"])
+            let checked = try await admin.get(try XCTUnwrap(again.location))
+            XCTAssertTrue(checked.body.contains("id=\"chain-intact\""), checked.body)
+        }
+    }
+
     /// Watching the watchers: opening the pages, looking up and exporting are audit entries.
     func testOpeningTheAdminPagesIsAudited() async throws {
         try await PortalHarness.run { portal in
