@@ -10,6 +10,7 @@ import Verification
 /// sign-in locks. Its periodic work signs checkpoints and applies the audit retention.
 package struct AuditReviewFeature: PortalFeature {
     package static let strings = AuditReviewStrings.table
+    package static let migrations: [any Migration] = [AddSearchIndexes()]
 
     let audit: AuditController
     let export: ExportController
@@ -23,9 +24,11 @@ package struct AuditReviewFeature: PortalFeature {
         audit = AuditController(
             database: foundation.database, csrf: foundation.csrf, search: search,
             lookup: TeleTANLookup(hasher: foundation.hasher, service: verification, search: search),
+            screen: TeleTANScreen(hasher: foundation.hasher),
             integrity: integrity, fullCheck: BackgroundCheck(), audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
         export = ExportController(
-            database: foundation.database, search: search, audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
+            database: foundation.database, search: search, screen: TeleTANScreen(hasher: foundation.hasher), audit: foundation.audit,
+            renderer: foundation.renderer, now: foundation.now)
         charts = ChartsController(
             database: foundation.database, statistics: AuditStatistics(), audit: foundation.audit, renderer: foundation.renderer,
             now: foundation.now)

@@ -108,8 +108,8 @@ struct SignInController: Sendable {
     /// A refusal that cost the portal nothing (a full gate, a lock, PAM busy): answered after
     /// ``refusalDelay``, and an audit entry of its own only if `ownEntry` (the rest are summed up).
     private func freeRefusal(
-        reason: String, ownEntry: Bool, username: String?, status: HTTPResponse.Status, error: String, retryAfter: Int,
-        request: Request, context: PortalRequestContext
+        reason: String, ownEntry: Bool, username: String?, status: HTTPResponse.Status, error: String,
+        errorValues: [String: String] = [:], retryAfter: Int, request: Request, context: PortalRequestContext
     ) async throws -> Response {
         try? await Task.sleep(for: Self.refusalDelay)
         if ownEntry {
@@ -117,7 +117,8 @@ struct SignInController: Sendable {
         } else {
             metrics.signIn(outcome: reason)
         }
-        var response = try signInPage(request: request, context: context, username: username, status: status, error: error)
+        var response = try signInPage(
+            request: request, context: context, username: username, status: status, error: error, errorValues: errorValues)
         response.headers[.retryAfter] = String(retryAfter)
         return response
     }
@@ -278,9 +279,12 @@ struct SignInController: Sendable {
     ) async throws -> Response {
         let first = try await throttle.countRefusal(
             verdict, username: username, address: context.clientAddress, now: now(), on: database.database(logger: context.logger))
+        // The message names the lock's length (issue 18): "try again later" left people guessing.
+        let lockout = Int(throttle.lockout.components.seconds)
         return try await freeRefusal(
             reason: "throttled", ownEntry: first, username: username, status: .tooManyRequests, error: "sign_in_throttled",
-            retryAfter: Int(throttle.lockout.seconds), request: request, context: context)
+            errorValues: ["duration": DurationText.text(seconds: lockout, in: context.language)],
+            retryAfter: lockout, request: request, context: context)
     }
 
     /// Writes the counts of sign-ins turned away while PAM was busy or too many were under way
@@ -344,14 +348,14 @@ struct SignInController: Sendable {
     /// The sign-in form; after a failure it keeps the name that was typed (never the password).
     private func signInPage(
         request: Request, context: PortalRequestContext, username: String? = nil, status: HTTPResponse.Status,
-        notice: String? = nil, error: String? = nil, details: [String] = []
+        notice: String? = nil, error: String? = nil, errorValues: [String: String] = [:], details: [String] = []
     ) throws -> Response {
         let pre = preSession(request)
         let page = SignInPage(
             csrf: csrf.token(forPreSession: pre.value),
             username: username.map(Self.auditableName),
             notice: notice.map { renderer.text($0, in: context.language) },
-            error: error.map { renderer.text($0, in: context.language) },
+            error: error.map { renderer.text($0, in: context.language, errorValues) },
             details: details)
         var response = try renderer.page(page, status: status, context: context)
         if pre.isNew {

@@ -75,7 +75,7 @@ final class AuditReviewTests: XCTestCase {
                 // The export links carry the same filter.
                 XCTAssertTrue(page.body.contains("/admin/audit/export.csv?"), query)
             }
-            // Unfiltered: newest first, the admin's own page views included.
+            // Unfiltered: newest first (the admin's own page views are left out unless asked for).
             let all = try await admin.get("/admin/audit")
             let order = Self.seqs(all)
             XCTAssertEqual(order, order.sorted(by: >))
@@ -303,6 +303,134 @@ final class AuditReviewTests: XCTestCase {
         }
     }
 
+    /// Issue 18, item 3: an issued teleTAN typed into Actor (where a username may look like a
+    /// teleTAN) is treated like one in any other field: not searched for, not shown again, not in
+    /// the trail or any export; only the field's name and the teleTAN's fingerprint are recorded.
+    func testAnIssuedTeleTANTypedIntoActorNeverReachesTheTrail() async throws {
+        try await PortalHarness.run { portal in
+            let officer = try await portal.signedIn(.officer)
+            let issued = try await officer.issueTeleTAN()
+            let teleTAN = try XCTUnwrap(issued)
+            let fingerprint = portal.portal.foundation.hasher.hash(teleTAN, for: .teleTANFingerprint)
+            let admin = try await portal.signedIn(.admin)
+            let spaced = "\(teleTAN.prefix(3)) \(teleTAN.dropFirst(3).prefix(3)) \(teleTAN.suffix(4))".lowercased()
+            for query in ["actor=\(teleTAN)", "actor=\(Browser.encode(spaced))", "actor=\(teleTAN)&action=teletan"] {
+                let page = try await admin.get("/admin/audit?\(query)")
+                XCTAssertEqual(page.status, .badRequest, query)
+                XCTAssertTrue(page.body.contains("id=\"filter-error\""), query)
+                HotlineTests.assertNoTeleTAN(page, teleTAN)
+                for format in ["csv", "jsonl"] {
+                    let export = try await admin.get("/admin/audit/export.\(format)?\(query)")
+                    XCTAssertEqual(export.status, .badRequest, query)
+                }
+            }
+            let views = try await portal.auditActions("audit.view").filter { $0.detailValues["page"] == "search" }
+            XCTAssertEqual(views.map { $0.detailValues["teletan_typed_in"] }, ["actor", "actor", "actor"])
+            XCTAssertEqual(views.map(\.subject), [fingerprint, fingerprint, fingerprint])
+            XCTAssertEqual(views.last?.detailValues["filter"], "action=teletan")
+            // Nowhere in the trail, nor in the exports of all of it.
+            for row in try await Self.allRows(portal) {
+                XCTAssertFalse(
+                    [row.details, row.subject ?? "", row.actor ?? ""].contains { $0.uppercased().contains(teleTAN) }, "teleTAN in entry \(row.seq)")
+            }
+            for format in ["csv", "jsonl"] {
+                let export = try await admin.get("/admin/audit/export.\(format)")
+                XCTAssertEqual(export.status, .ok)
+                XCTAssertFalse(export.body.uppercased().contains(teleTAN), format)
+            }
+            // The teleTAN's page lists the searches it was typed into.
+            let teleTANPage = try await admin.get("/admin/audit/teletans/\(fingerprint)")
+            XCTAssertTrue(teleTANPage.body.contains("page=search"), teleTANPage.body)
+        }
+    }
+
+    /// A username that has a teleTAN's form but was never issued is an ordinary Actor: searched
+    /// for and recorded as typed.
+    func testATeleTANShapedUsernameNeverIssuedIsSearchedAndRecorded() async throws {
+        try await PortalHarness.run { portal in
+            let username = TeleTAN.random().value.lowercased()
+            let seq = try await Self.append(portal, action: "signin", actor: username)
+            let admin = try await portal.signedIn(.admin)
+            let page = try await admin.get("/admin/audit?actor=\(username)")
+            XCTAssertEqual(page.status, .ok)
+            XCTAssertEqual(Self.seqs(page), [seq])
+            XCTAssertTrue(page.body.contains("value=\"\(username)\""))
+            let views = try await portal.auditActions("audit.view")
+            XCTAssertEqual(views.last?.detailValues["filter"], "actor=\(username)")
+            XCTAssertNil(views.last?.detailValues["teletan_typed_in"])
+            let export = try await admin.get("/admin/audit/export.csv?actor=\(username)")
+            XCTAssertEqual(export.status, .ok)
+        }
+    }
+
+    /// Issue 18, item 11: Actor without regard to case, Action by prefix, a subject as the table
+    /// shortens it, a call id with or without `call:`, and the admin's own page views left out
+    /// unless asked for; paging through an action prefix loses and doubles nothing.
+    func testSearchAsAnInvestigatorTypes() async throws {
+        try await PortalHarness.run { portal in
+            let call = UUID().uuidString.lowercased()
+            let alice = try await Self.append(portal, action: "signin", actor: "alice")
+            let started = try await Self.append(portal, action: "hotline.call.started", actor: "agent", subject: "call:\(call)")
+            let queued = try await Self.append(portal, action: "hotline.callback.queued", actor: "agent", subject: "callback:x")
+            let ended = try await Self.append(portal, action: "hotline.call.ended", actor: "agent", subject: "call:\(call)")
+            _ = try await Self.append(portal, action: "teletan.issue", actor: "bob", subject: "call-not-this")
+            let admin = try await portal.signedIn(.admin)
+            let short = "call:\(call.prefix(7))…"
+            let cases: [(String, [Int64])] = [
+                ("actor=ALICE", [alice]),
+                ("actor=Alice", [alice]),
+                ("action=hotline", [ended, queued, started]),
+                ("action=hotline.call.", [ended, started]),
+                ("action=HOTLINE.CALL.ENDED", [ended]),
+                ("action=nothing.like.this", []),
+                ("subject=\(Browser.encode(short))", [ended, started]),
+                ("subject=\(call.prefix(12))...", []),
+                ("subject=\(call)", [ended, started]),
+                ("subject=\(call.uppercased())", [ended, started]),
+                ("subject=call:\(call)", [ended, started]),
+                ("subject=call:\(call)&action=hotline&actor=AGENT", [ended, started]),
+            ]
+            for (query, expected) in cases {
+                let page = try await admin.get("/admin/audit?\(query)")
+                XCTAssertEqual(page.status, .ok, query)
+                XCTAssertEqual(Self.seqs(page), expected, query)
+            }
+            // The shortened subject is kept in the form as typed.
+            let typed = try await admin.get("/admin/audit?subject=\(Browser.encode(short))")
+            XCTAssertTrue(typed.body.contains("value=\"\(short)\""))
+
+            // Own page views: hidden by default, shown with the box ticked; another admin's are shown.
+            let other = try await portal.session(username: "other-admin", roles: [.admin])
+            _ = try await other.get("/admin/audit/charts")
+            let otherView = try await portal.auditActions("audit.view").last!
+            let plain = try await admin.get("/admin/audit")
+            let allViews = try await portal.auditActions("audit.view")
+            let ownViews = Set(allViews.filter { $0.actor == "tt-admin" }.compactMap(\.id))
+            XCTAssertTrue(Set(Self.seqs(plain)).isDisjoint(with: ownViews))
+            XCTAssertTrue(Self.seqs(plain).contains(try XCTUnwrap(otherView.id)))
+            XCTAssertTrue(plain.body.contains("id=\"f-own-views\""))
+            let shown = try await admin.get("/admin/audit?own_views=show")
+            XCTAssertFalse(Set(Self.seqs(shown)).isDisjoint(with: ownViews))
+            XCTAssertTrue(shown.body.contains("checked"))
+            let wrongToggle = try await admin.get("/admin/audit?own_views=yes")
+            XCTAssertEqual(wrongToggle.status, .badRequest)
+
+            // Paging through a prefix that stands for two actions.
+            var written: [Int64] = []
+            for index in 0..<120 {
+                written.append(try await Self.append(portal, action: index % 3 == 0 ? "paging.one" : "paging.two", actor: "pager"))
+            }
+            var seen: [Int64] = []
+            var next: String? = "/admin/audit?action=paging"
+            while let path = next {
+                let page = try await admin.get(path)
+                seen += Self.seqs(page)
+                next = Self.link(page, id: "page-older")
+            }
+            XCTAssertEqual(seen, written.reversed())
+        }
+    }
+
     /// A query that is no form (a repeated key) is a 400, never "no filter": an export would
     /// otherwise hand out the whole trail.
     func testARepeatedQueryKeyIsA400NotNoFilter() async throws {
@@ -509,6 +637,51 @@ final class AuditReviewTests: XCTestCase {
             XCTAssertEqual(other.status, .badRequest)
             let entries = try await portal.auditActions("admin.lockout.lift")
             XCTAssertEqual(entries.map(\.subject), ["user:tt-officer"])
+        }
+    }
+
+    /// Issue 18, item 12: a lock on the Lockouts page says what led to it (failed sign-ins since
+    /// the last good one, where from, the last attempt) and links to those entries; the locked
+    /// name's sign-in page says how long the lock lasts.
+    func testALockShowsItsFailuresAndTheSignInPageItsDuration() async throws {
+        try await PortalHarness.run { portal in
+            _ = try await Self.append(portal, action: "signin", actor: "tt-officer", address: "192.0.2.4")
+            portal.clock.advance(seconds: 60)
+            for address in ["192.0.2.5", "192.0.2.6", "192.0.2.5"] {
+                _ = try await Self.append(portal, action: "signin", outcome: .failure, actor: "TT-Officer", address: address)
+                portal.clock.advance(seconds: 7)
+            }
+            try await Lockouts().lock(scope: "user", key: "tt-officer", until: portal.clock.now.addingTimeInterval(900), now: portal.clock.now,
+                                      on: portal.db)
+            let admin = try await portal.signedIn(.admin)
+            let page = try await admin.get("/admin/lockouts")
+            XCTAssertTrue(page.body.contains("class=\"lock-failures\">3<"), page.body)
+            XCTAssertTrue(page.body.contains("class=\"lock-others\">192.0.2.5, 192.0.2.6<"), page.body)
+            XCTAssertNotNil(page.body.firstMatch(of: /class="lock-last">[^<]*\d\d:\d\d:\d\d/), page.body)
+            XCTAssertTrue(page.body.contains("href=\"/admin/audit?actor=tt-officer&amp;action=signin\""), page.body)
+            let entries = try await admin.get("/admin/audit?actor=tt-officer&action=signin")
+            XCTAssertEqual(Self.seqs(entries).count, 4)
+
+            let locked = try await portal.browser().signIn("tt-officer", "whatever-1")
+            XCTAssertEqual(locked.status, .tooManyRequests)
+            XCTAssertTrue(locked.body.contains("Signing in is locked for 15 minutes"), locked.body)
+        }
+    }
+
+    /// Issue 18, item 12: a check that found nothing to check (as the one right after start on a
+    /// new trail) says so, not "intact, 0 entries".
+    func testAChainCheckWithNothingToCheckSaysSo() async throws {
+        try await PortalHarness.run { portal in
+            let run = try await portal.portal.auditReview.integrity.verify(full: false, now: portal.clock.now, on: portal.db)
+            XCTAssertEqual(run.checkedEntries, 0)
+            let admin = try await portal.signedIn(.admin)
+            let shown = try await admin.get("/admin/audit")
+            XCTAssertTrue(shown.body.contains("id=\"chain-nothing-yet\""), shown.body)
+            XCTAssertFalse(shown.body.contains("id=\"chain-intact\""))
+            // Once there is something, the check says intact.
+            let again = try await admin.post("/admin/audit/verify", ["csrf": shown.hidden("csrf") ?? "", "scope": "incremental"])
+            let checked = try await admin.get(try XCTUnwrap(again.location))
+            XCTAssertTrue(checked.body.contains("id=\"chain-intact\""), checked.body)
         }
     }
 

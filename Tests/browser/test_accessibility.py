@@ -450,3 +450,60 @@ def test_one_time_code_step_has_no_serious_accessibility_violation(browser, port
     assert path_of(browser) == "/"
     sign_out(browser)
     audit.assert_clean(expected_pages=1)
+
+
+# The admin's data pages changed by issue 18 (full width, lookup and chain check first, the
+# own-views box, the lockouts' failures and links), at a desktop and a phone width.
+WIDTHS = [(1280, 800), (390, 844)]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("size", WIDTHS, ids=["1280", "390"])
+def test_admin_data_pages_at_desktop_and_phone_width(browser, portal, secrets_ledger, lang, size):
+    """axe on each page at the width, and nothing wider than the window (a table scrolls in its
+    own box; the page itself never scrolls sideways)."""
+    browser.set_window_size(*size)
+    audit = AxeAudit(browser, lang)
+    base = portal.base_url
+    choose_language(browser, portal, lang)
+    locked = f"tt-a11y-wide-{lang}-{size[0]}"
+    for _ in range(5):
+        sign_in(browser, portal, secrets_ledger, locked, NOBODY[1])
+        assert path_of(browser) == "/signin"
+    sign_in(browser, portal, secrets_ledger, *ADMIN)
+
+    def check(page: str, path: str | None = None) -> None:
+        audit.check(f"{page} at {size[0]} px", path)
+        overflow = browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth;")
+        assert overflow <= 1, f"{page} at {size[0]} px [{lang}] is {overflow} px wider than the window"
+
+    browser.get(f"{base}/admin/audit?own_views=show")
+    assert browser.find_elements(By.CSS_SELECTOR, "#audit-results tbody tr"), "no results"
+    check("audit search, own page views shown", "/admin/audit")
+    browser.get(f"{base}/admin/audit?actor={ADMIN[0].upper()}&action=audit")
+    check("audit search, actor and action prefix", "/admin/audit")
+    browser.get(f"{base}/admin/audit?from=24.11.2026")
+    check("audit search, unreadable From (400)", "/admin/audit")
+    look_up(browser, "12345")
+    assert browser.find_elements(By.ID, "lookup-error")
+    check("teleTAN lookup, not a teleTAN (422)", "/admin/audit/lookup")
+    unknown = made_up_teletan()
+    secrets_ledger.add_teletan(unknown)
+    look_up(browser, unknown)
+    check("teleTAN lookup, not found")
+    browser.get(f"{base}/admin/audit")
+    click_and_wait(browser, browser.find_element(By.ID, "verify-incremental"))
+    check("audit search after a check", "/admin/audit")
+    browser.get(f"{base}/admin/audit/entries/1")
+    check("audit entry")
+    browser.get(f"{base}/admin/sessions")
+    check("sessions", "/admin/sessions")
+    browser.get(f"{base}/admin/lockouts")
+    rows = [row for row in browser.find_elements(By.CSS_SELECTOR, "#lockouts tr.lockout")
+            if row.find_element(By.CSS_SELECTOR, ".lock-key").text == locked]
+    assert len(rows) == 1, f"{locked} is not listed as locked"
+    check("lockouts with a lock", "/admin/lockouts")
+    click_and_wait(browser, rows[0].find_element(By.CSS_SELECTOR, ".lift-lock"))
+    browser.get(f"{base}/admin/audit/charts")
+    check("audit charts", "/admin/audit/charts")
+    audit.assert_clean(expected_pages=10)

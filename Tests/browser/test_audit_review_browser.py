@@ -123,10 +123,14 @@ def result_rows(driver, table_id: str = "audit-results") -> list[dict]:
     """The rows of an entries table (entries.mustache) as dicts."""
     rows = []
     for row in driver.find_elements(By.CSS_SELECTOR, f"#{table_id} tbody tr"):
-        cells = [cell.text.strip() for cell in row.find_elements(By.TAG_NAME, "td")]
+        elements = row.find_elements(By.TAG_NAME, "td")
+        cells = [cell.text.strip() for cell in elements]
         actor = re.sub(r" \([^)]*\)$", "", cells[2])  # "tt-officer (officer)" -> the actor
-        rows.append({"seq": int(cells[0]), "time": cells[1], "actor": actor, "action": cells[3], "outcome": cells[4],
-                     "address": cells[5], "subject": cells[6], "details": cells[7]})
+        # Outcome and details as stored (data attributes); the cells show them in the page's language.
+        rows.append({"seq": int(cells[0]), "time": cells[1], "actor": actor, "action": cells[3],
+                     "outcome": elements[4].get_attribute("data-outcome"), "outcome_label": cells[4],
+                     "address": cells[5], "subject": cells[6], "details": elements[7].get_attribute("data-details"),
+                     "details_shown": cells[7]})
     return rows
 
 
@@ -293,16 +297,17 @@ def test_a_value_with_a_space_is_searched_as_typed(browser, portal, secrets_ledg
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_older_and_newer_links_page_without_loss(browser, portal, secrets_ledger, lang):
     """Unfiltered, so every seq must be there: down four pages by Older, then up by Newer to the
-    newest, while each page view writes an entry of its own at the top."""
+    newest, while each page view writes an entry of its own at the top (shown: own_views=show)."""
     sign_in_admin(browser, portal, secrets_ledger, lang)
     base = portal.base_url
-    browser.get(base + "/admin/audit")
+    start = base + "/admin/audit?own_views=show"
+    browser.get(start)
     if not present(browser, "page-older"):
         # A short trail (this file run alone): views of one entry make it longer than a page.
         cookies = session_cookies(browser)
         for _ in range(60):
             assert requests.get(base + "/admin/audit/entries/1", cookies=cookies, timeout=30).status_code == 200
-        browser.get(base + "/admin/audit")
+        browser.get(start)
     assert not present(browser, "page-newer"), "the first page offers newer entries"
 
     downwards: list[list[int]] = [seqs_on_page(browser)]
@@ -325,6 +330,128 @@ def test_older_and_newer_links_page_without_loss(browser, portal, secrets_ledger
     assert back == list(range(back[0], back[0] - len(back), -1)), "going newer lost or repeated an entry"
     assert set(walked) <= set(back)
     assert back[0] > walked[0], "the views written meanwhile are not on the newest page"
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 18: the lookup and the chain check in view (10), room for the trail (9), search as an
+# investigator types (11)
+
+WIDE = (1280, 800)
+
+
+def viewport(driver) -> tuple[int, int]:
+    return tuple(driver.execute_script("return [window.innerWidth, window.innerHeight];"))
+
+
+def in_view(driver, element_id: str) -> bool:
+    """The element is on the part of the page the window shows now, without scrolling."""
+    return driver.execute_script("""
+        const r = document.getElementById(arguments[0]).getBoundingClientRect();
+        return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight;""", element_id)
+
+
+def enough_entries(driver, base: str, count: int = 60) -> None:
+    """At least `count` entries: views of one entry (the admin's own, shown with own_views=show)."""
+    cookies = session_cookies(driver)
+    for _ in range(count):
+        assert requests.get(base + "/admin/audit/entries/1", cookies=cookies, timeout=30).status_code == 200
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_lookup_and_chain_check_are_where_an_investigator_starts(browser, portal, secrets_ledger, lang):
+    """Item 10: both forms in the first screen of /admin/audit with a full page of results, a
+    refused lookup's error and the chain check's result in view after the answer."""
+    browser.set_window_size(*WIDE)
+    sign_in_admin(browser, portal, secrets_ledger, lang)
+    base = portal.base_url
+    enough_entries(browser, base)
+    browser.get(base + "/admin/audit?own_views=show")
+    assert len(seqs_on_page(browser)) == 50
+    for element in ["lookup-teletan", "lookup", "verify-incremental", "verify-full"]:
+        assert in_view(browser, element), f"{element} is not in the first screen"
+
+    fill_by_label(browser, "teleTAN", "12345")
+    click_and_wait(browser, browser.find_element(By.ID, "lookup"))
+    assert document_status(browser) == 422
+    assert in_view(browser, "lookup-error"), "the lookup's error is out of sight"
+
+    browser.get(base + "/admin/audit?own_views=show")
+    click_and_wait(browser, browser.find_element(By.ID, "verify-incremental"))
+    assert urlsplit(browser.current_url).fragment == "integrity"
+    assert in_view(browser, "verify-notice"), "the check's notice is out of sight"
+    assert in_view(browser, "last-verification"), "the check's result is out of sight"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_trail_uses_the_window_and_shows_times_to_the_second(browser, portal, secrets_ledger, lang):
+    """Item 9: at 1280 px the table takes the window's width, 50 entries fit in about three
+    screens, every time has two-digit hours, minutes and seconds, and a row has one time zone
+    (an issuance's valid_until is shown like the row's time, not as UTC with a Z)."""
+    sign_in(browser, portal, secrets_ledger, *OFFICER)
+    issue_teletan(browser, OFFICER[0])
+    read_teletan(browser, secrets_ledger)
+    browser.delete_all_cookies()
+    browser.set_window_size(*WIDE)
+    sign_in_admin(browser, portal, secrets_ledger, lang)
+    base = portal.base_url
+    enough_entries(browser, base)
+    browser.get(base + "/admin/audit?own_views=show")
+    width, height = viewport(browser)
+    assert len(seqs_on_page(browser)) == 50
+    table_width = browser.execute_script("return document.getElementById('audit-results').getBoundingClientRect().width;")
+    assert table_width >= width - 80, f"the table is {table_width} px wide in a {width} px window"
+    page_height = browser.execute_script("return document.documentElement.scrollHeight;")
+    assert page_height <= 3.2 * height, f"50 entries make a page {page_height} px tall ({page_height / height:.1f} screens)"
+    clock = re.compile(r"\b\d{2}:\d{2}:\d{2}\b")
+    for row in result_rows(browser):
+        assert clock.search(row["time"]), f"no hh:mm:ss in {row['time']!r}"
+        assert not re.search(r"\d:\d(?!\d)", row["time"]), f"a time without its leading zero: {row['time']!r}"
+
+    browser.get(f"{base}/admin/audit?action=teletan.issue&actor={OFFICER[0]}")
+    rows = result_rows(browser)
+    assert rows, "no issuance found"
+    zone = rows[0]["time"].split()[-1]
+    details = rows[0]["details_shown"]
+    assert "valid_until=" in rows[0]["details"]
+    assert not re.search(r"\d{4}-\d{2}-\d{2}T\S*Z", details), f"a UTC time beside {zone}: {details!r}"
+    assert clock.search(details) and details.rstrip().endswith(zone), details
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_search_as_an_investigator_types(browser, portal, secrets_ledger, lang):
+    """Item 11: Actor in capitals and Action by its first word find the officer's issuances; the
+    admin's own page views are hidden until the visible box is ticked, and paging keeps it."""
+    sign_in(browser, portal, secrets_ledger, *OFFICER)
+    issue_teletan(browser, OFFICER[0])
+    read_teletan(browser, secrets_ledger)
+    browser.delete_all_cookies()
+    sign_in_admin(browser, portal, secrets_ledger, lang)
+    base = portal.base_url
+    labels = TEXTS[lang]["labels"]
+    browser.get(base + "/admin/audit")
+    fill_by_label(browser, labels["actor"], OFFICER[0].upper())
+    fill_by_label(browser, labels["action"], "teletan")
+    click_and_wait(browser, browser.find_element(By.ID, "search"))
+    rows = result_rows(browser)
+    assert rows and {row["actor"] for row in rows} == {OFFICER[0]}, rows
+    assert {row["action"] for row in rows} <= {"teletan.issue", "teletan.revoke", "teletan.expired_unshown"}
+    assert "teletan.issue" in {row["action"] for row in rows}
+    assert field_by_label(browser, labels["actor"]).get_attribute("value") == OFFICER[0].upper()
+
+    enough_entries(browser, base)
+    browser.get(base + "/admin/audit")
+    own = [row for row in result_rows(browser) if row["actor"] == ADMIN[0] and row["action"] == "audit.view"]
+    assert not own, "the admin's own page views are shown without being asked for"
+    toggle = browser.find_element(By.ID, "f-own-views")
+    assert toggle.is_displayed() and not toggle.is_selected()
+    toggle.click()
+    click_and_wait(browser, browser.find_element(By.ID, "search"))
+    assert parse_qs(urlsplit(browser.current_url).query).get("own_views") == ["show"]
+    assert browser.find_element(By.ID, "f-own-views").is_selected()
+    shown = [row for row in result_rows(browser) if row["actor"] == ADMIN[0] and row["action"] == "audit.view"]
+    assert shown, "ticked, the own page views are still hidden"
+    click_and_wait(browser, browser.find_element(By.ID, "page-older"))
+    assert browser.find_element(By.ID, "f-own-views").is_selected(), "the older page lost the box"
 
 
 # ---------------------------------------------------------------------------------------------

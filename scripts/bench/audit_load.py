@@ -7,8 +7,11 @@ portal's peak RSS). Standard library only; connects to 127.0.0.1 only.
 Baselines, per query: PostgreSQL -- `EXPLAIN (ANALYZE)` through psql, planning + execution time,
 repeated; SQLite -- the query run through Python's sqlite3 module (SQLite has no EXPLAIN
 ANALYZE), repeated, with EXPLAIN QUERY PLAN for the plan. The queries are the portal's:
-    SELECT <columns> FROM audit_log [WHERE actor = $1 | action = $1 | subject = $1 |
-        occurred_at >= $1 AND occurred_at < $2] ORDER BY seq DESC LIMIT 51
+    SELECT <columns> FROM audit_log [WHERE lower(actor) = lower($1) | action = $1 | subject = $1 |
+        substr(subject, 1, 12) = $1 | occurred_at >= $1 AND occurred_at < $2]
+        [AND (action <> 'audit.view' OR actor IS NULL OR actor <> <admin>)] ORDER BY seq DESC LIMIT 51
+An action prefix (issue 18) runs that query once per action it stands for and merges them; its
+baseline is those queries as one UNION ALL statement.
 """
 from __future__ import annotations
 
@@ -149,13 +152,28 @@ class Database:
             row = connection.execute(sql).fetchone()
             return None if row is None else row[0]
 
+    def column(self, sql: str) -> list:
+        if self.is_postgres:
+            return [line for line in self._psql(sql).splitlines() if line]
+        with self._sqlite() as connection:
+            return [row[0] for row in connection.execute(sql)]
+
     def where(self, query: dict) -> tuple[str, list]:
         """SQL condition and parameters for a query dict (actor/action/subject/from_utc/to_utc)."""
         clauses, params = [], []
-        for column in ("actor", "action", "subject"):
+        if "actor" in query:  # without regard to case, as the index of AuditReview.AddSearchIndexes
+            clauses.append("lower(actor) = lower(?)")
+            params.append(query["actor"])
+        for column in ("action", "subject"):
             if column in query:
                 clauses.append(f"{column} = ?")
                 params.append(query[column])
+        if "subject_start" in query:
+            clauses.append("substr(subject, 1, 12) = ?")
+            params.append(query["subject_start"])
+        if "hide_views_of" in query:  # the search page leaves out the admin's own page views
+            clauses.append("(action <> 'audit.view' OR actor IS NULL OR actor <> ?)")
+            params.append(query["hide_views_of"])
         if "from_utc" in query:
             clauses += ["occurred_at >= ?", "occurred_at < ?"]
             params += [query["from_utc"], query["to_utc"]]
@@ -170,6 +188,13 @@ class Database:
         return [p.timestamp() if isinstance(p, dt.datetime) else p for p in params]
 
     def page_sql(self, query: dict) -> tuple[str, list]:
+        if "actions" in query:  # an action prefix: one page per action, merged
+            parts, params = [], []
+            for action in query["actions"]:
+                where, part_params = self.where({**{k: v for k, v in query.items() if k != "actions"}, "action": action})
+                parts.append(f"SELECT * FROM (SELECT {COLUMNS} FROM audit_log{where} ORDER BY seq DESC LIMIT 51) AS p{len(parts)}")
+                params += part_params
+            return f"SELECT * FROM ({' UNION ALL '.join(parts)}) AS merged ORDER BY seq DESC LIMIT 51", params
         where, params = self.where(query)
         return f"SELECT {COLUMNS} FROM audit_log{where} ORDER BY seq DESC LIMIT 51", params
 
@@ -377,12 +402,29 @@ def main() -> int:
         return {"from_utc": lower, "to_utc": upper}
 
     teletan = unknown_teletan(random.Random(head))
+    # Issue 18: a fingerprint as the table shortens it, a call id without `call:`, the actions
+    # an action prefix stands for.
+    fingerprint = db.value("SELECT subject FROM audit_log WHERE seq > %d AND action = 'teletan.issue' AND subject IS NOT NULL "
+                           "ORDER BY seq LIMIT 1" % max(0, head - 200_000))
+    call = db.value("SELECT subject FROM audit_log WHERE seq > %d AND subject LIKE 'call:%%' ORDER BY seq LIMIT 1" % max(0, head - 200_000))
+    hotline = sorted(row for row in db.column(
+        "WITH RECURSIVE known(action) AS (SELECT MIN(action) FROM audit_log UNION ALL "
+        "SELECT (SELECT MIN(action) FROM audit_log WHERE action > known.action) FROM known WHERE known.action IS NOT NULL) "
+        "SELECT action FROM known WHERE action IS NOT NULL") if row.startswith("hotline"))
+    viewer = {"hide_views_of": args.admin.split(":", 1)[0]}  # every search page leaves out the admin's own views
     searches = [
-        ("first page, unfiltered", "/admin/audit", {}),
-        (f"actor={actor}", "/admin/audit?" + urllib.parse.urlencode({"actor": actor}), {"actor": actor}),
-        (f"actor={rare} (a rare one)", "/admin/audit?" + urllib.parse.urlencode({"actor": rare}), {"actor": rare}),
-        ("action=teletan.issue", "/admin/audit?action=teletan.issue", {"action": "teletan.issue"}),
-        (f"one day {day}", f"/admin/audit?from={day}&to={day}", bounds(day, day)),
+        ("first page, unfiltered", "/admin/audit", {**viewer}),
+        (f"actor={actor}", "/admin/audit?" + urllib.parse.urlencode({"actor": actor}), {"actor": actor, **viewer}),
+        (f"actor={actor.upper()} (in capitals)", "/admin/audit?" + urllib.parse.urlencode({"actor": actor.upper()}),
+         {"actor": actor.upper(), **viewer}),
+        (f"actor={rare} (a rare one)", "/admin/audit?" + urllib.parse.urlencode({"actor": rare}), {"actor": rare, **viewer}),
+        ("action=teletan.issue", "/admin/audit?action=teletan.issue", {"action": "teletan.issue", **viewer}),
+        (f"action=hotline (prefix, {len(hotline)} actions)", "/admin/audit?action=hotline", {"actions": hotline, **viewer}),
+        (f"subject={fingerprint[:12]}… (as the table shows it)",
+         "/admin/audit?" + urllib.parse.urlencode({"subject": fingerprint[:12] + "…"}), {"subject_start": fingerprint[:12], **viewer}),
+        ("subject=<call id> (without call:)", "/admin/audit?" + urllib.parse.urlencode({"subject": call[len("call:"):]}),
+         {"subject": call, **viewer}),
+        (f"one day {day}", f"/admin/audit?from={day}&to={day}", {**bounds(day, day), **viewer}),
     ]
 
     log(f"{head:,} entries, {first_day}..{last_day}")

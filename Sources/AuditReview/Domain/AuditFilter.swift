@@ -5,11 +5,23 @@ import TeleTAN
 /// What an admin searches the audit trail for: every field optional, all given ones combined.
 /// Built from the search form's query string, so a filtered URL can be shared between admins.
 package struct AuditFilter: Sendable, Equatable {
+    /// Compared without regard to case (`Alice` finds `alice`).
     package var actor: String?
+    /// A prefix of the action: `hotline` finds every `hotline.*` entry.
     package var action: String?
     package var outcome: AuditEvent.Outcome?
     package var address: String?
+    /// The whole subject to match (a bare call id already made `call:<id>`).
     package var subject: String?
+    /// The subject as the results table shortens it (`call:1234567…`): the part before the
+    /// ellipsis, matched against the start of the subject.
+    package var subjectStart: String?
+    /// The subject as typed, for the form and links; nil when set by code.
+    package var subjectText: String?
+    /// The admin's own `audit.view` entries are left out unless this is set (`own_views=show`).
+    package var showOwnViews = false
+    /// Whose page views to leave out (the signed-in admin; set by the search page, not parsed).
+    package var hiddenViewer: String?
     /// The range as typed (a date, or a date and time), kept for the form and for links.
     package var fromText: String?
     package var toText: String?
@@ -21,7 +33,7 @@ package struct AuditFilter: Sendable, Equatable {
     package init() {}
 
     /// The query parameters of the search form, in a fixed order.
-    static let fieldNames = ["actor", "action", "outcome", "from", "to", "address", "subject"]
+    static let fieldNames = ["actor", "action", "outcome", "from", "to", "address", "subject", "own_views"]
 
     /// What the query string held: the filter, the fields that cannot be searched for as typed,
     /// and the fields that held a teleTAN (left out of the filter, so that it is neither searched
@@ -30,11 +42,18 @@ package struct AuditFilter: Sendable, Equatable {
         package var filter = AuditFilter()
         package var invalid: [String] = []
         package var teleTANFields: [String] = []
+        /// The first teleTAN taken out of a field, kept in memory only: its keyed fingerprint
+        /// becomes the subject of the audit entry about the search (as a lookup's does).
+        package var typedTeleTAN: TeleTAN?
+        /// Actor held a teleTAN-shaped value: a username or a teleTAN, which ``TeleTANScreen``
+        /// decides against the teleTANs this portal issued before anything is recorded.
+        package var actorTeleTAN: TeleTAN?
     }
 
     /// Reads the filter from query parameters; empty fields are no filter. Dates are read in
-    /// `timeZone` (the authority's), as `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM`. Actor is not checked
-    /// for a teleTAN: ten letters can be a username and a teleTAN at once.
+    /// `timeZone` (the authority's), as `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM`. A teleTAN-shaped Actor
+    /// stays in the filter for now: ten letters can be a username and a teleTAN at once, and only
+    /// the database can tell (``TeleTANScreen``).
     package static func parse(_ query: [String: String], timeZone: TimeZone) -> Parsed {
         var parsed = Parsed()
         var filter = AuditFilter()
@@ -45,8 +64,13 @@ package struct AuditFilter: Sendable, Equatable {
                 invalid.append(name)
                 return nil
             }
-            if name != "actor", TeleTAN(value.filter { !$0.isWhitespace && $0 != "-" }) != nil {
+            if let teleTAN = TeleTAN(value.filter { !$0.isWhitespace && $0 != "-" }) {
+                guard name != "actor" else {
+                    parsed.actorTeleTAN = teleTAN
+                    return value
+                }
                 parsed.teleTANFields.append(name)
+                if parsed.typedTeleTAN == nil { parsed.typedTeleTAN = teleTAN }
                 return nil
             }
             return value
@@ -57,7 +81,13 @@ package struct AuditFilter: Sendable, Equatable {
             if let value = AuditEvent.Outcome(rawValue: outcome) { filter.outcome = value } else { invalid.append("outcome") }
         }
         filter.address = text("address")
-        filter.subject = text("subject")
+        if let subject = text("subject") {
+            filter.subjectText = subject
+            (filter.subject, filter.subjectStart) = Self.subjectMatch(subject)
+        }
+        if let ownViews = text("own_views") {
+            if ownViews == "show" { filter.showOwnViews = true } else { invalid.append("own_views") }
+        }
         if let from = text("from") {
             filter.fromText = from
             if let start = LocalTime.parse(from, timeZone: timeZone) { filter.from = start.start } else { invalid.append("from") }
@@ -74,9 +104,20 @@ package struct AuditFilter: Sendable, Equatable {
         return parsed
     }
 
+    /// A subject as an investigator copies it: shortened as in the table (`call:1234567…` or
+    /// `...`) is matched by its start; a bare call id (a UUID) is the call's subject `call:<id>`.
+    static func subjectMatch(_ typed: String) -> (whole: String?, start: String?) {
+        for ellipsis in ["…", "..."] where typed.hasSuffix(ellipsis) && typed.count > ellipsis.count {
+            return (nil, String(typed.dropLast(ellipsis.count)))
+        }
+        if UUID(uuidString: typed) != nil { return ("call:\(typed.lowercased())", nil) }
+        if typed.lowercased().hasPrefix("call:"), UUID(uuidString: String(typed.dropFirst(5))) != nil { return (typed.lowercased(), nil) }
+        return (typed, nil)
+    }
+
     /// The filter as query parameters, for the paging and export links and the audit details.
     private var queryItems: [(name: String, value: String)] {
-        let values: [String?] = [actor, action, outcome?.rawValue, fromText, toText, address, subject]
+        let values: [String?] = [actor, action, outcome?.rawValue, fromText, toText, address, subjectText ?? subject, showOwnViews ? "show" : nil]
         return zip(Self.fieldNames, values).compactMap { name, value in value.map { (name, $0) } }
     }
 

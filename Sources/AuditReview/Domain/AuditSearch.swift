@@ -4,11 +4,13 @@ import Foundation
 import SQLKit
 import Storage
 
-/// A filter made ready to run: its time range turned into a `seq` range once (an export runs
-/// hundreds of batches with it).
+/// A filter made ready to run: its time range turned into a `seq` range and its action prefix
+/// into the actions it stands for, once (an export runs hundreds of batches with it).
 package struct PreparedFilter: Sendable {
     let filter: AuditFilter
     let seqRange: ClosedRange<Int64>?
+    /// The actions starting with the typed action, never empty; nil: no action filter.
+    let actions: [String]?
 }
 
 /// Where a page of results starts: the newest entries, entries older than a `seq` (the "older"
@@ -36,24 +38,39 @@ package struct AuditSearch: Sendable {
         self.pageSize = pageSize
     }
 
-    /// Works out the time range's `seq` range; nil when no entry can match.
+    /// Works out the time range's `seq` range and the actions of the action prefix; nil when no
+    /// entry can match.
     package func prepare(_ filter: AuditFilter, on db: any Database) async throws -> PreparedFilter? {
-        guard filter.from != nil || filter.to != nil else { return PreparedFilter(filter: filter, seqRange: nil) }
+        var actions: [String]?
+        if let typed = filter.action {
+            let matching = try await knownActions(on: db).filter { $0.lowercased().hasPrefix(typed.lowercased()) }
+            guard !matching.isEmpty else { return nil }
+            actions = matching
+        }
+        guard filter.from != nil || filter.to != nil else { return PreparedFilter(filter: filter, seqRange: nil, actions: actions) }
         guard let bounds = try await seqBounds(from: filter.from, to: filter.to, on: db) else { return nil }
-        return PreparedFilter(filter: filter, seqRange: bounds.lowest...bounds.highest)
+        return PreparedFilter(filter: filter, seqRange: bounds.lowest...bounds.highest, actions: actions)
     }
 
+    /// A page by keyset. An action prefix that stands for several actions runs one query per
+    /// action, each a short range of the (action, seq) index, and merges them: one query with
+    /// `action IN (...)` would have to sort every matching entry to find the newest.
     package func page(_ filter: AuditFilter, at cursor: AuditCursor, on db: any Database) async throws -> AuditPage {
         guard let prepared = try await prepare(filter, on: db) else { return AuditPage(entries: [], older: nil, newer: nil) }
-        var query = select(prepared, on: db)
-        switch cursor {
-        case .newest: break
-        case .before(let seq): query = query.where("seq", .lessThan, seq)
-        case .after(let seq): query = query.where("seq", .greaterThan, seq)
-        }
         let ascending: Bool
         if case .after = cursor { ascending = true } else { ascending = false }
-        var rows = try await query.orderBy("seq", ascending ? .ascending : .descending).limit(pageSize + 1).all().map { try AuditRow($0) }
+        var rows: [AuditRow] = []
+        for action in prepared.actions.map({ $0.map(Optional.some) }) ?? [nil] {
+            var query = select(prepared, action: action, on: db)
+            switch cursor {
+            case .newest: break
+            case .before(let seq): query = query.where("seq", .lessThan, seq)
+            case .after(let seq): query = query.where("seq", .greaterThan, seq)
+            }
+            rows += try await query.orderBy("seq", ascending ? .ascending : .descending).limit(pageSize + 1).all().map { try AuditRow($0) }
+        }
+        rows.sort { ascending ? $0.seq < $1.seq : $0.seq > $1.seq }
+        rows = Array(rows.prefix(pageSize + 1))
         let more = rows.count > pageSize
         rows = Array(rows.prefix(pageSize))
         if ascending { rows.reverse() }
@@ -76,7 +93,7 @@ package struct AuditSearch: Sendable {
     /// The entries matching `filter` with `seq` after `after` up to `last`, oldest first, at most
     /// `limit` (the export's batches).
     package func batch(_ filter: PreparedFilter, after: Int64, upTo last: Int64, limit: Int, on db: any Database) async throws -> [AuditRow] {
-        try await select(filter, on: db).where("seq", .greaterThan, after).where("seq", .lessThanOrEqual, last)
+        try await select(filter, action: nil, on: db).where("seq", .greaterThan, after).where("seq", .lessThanOrEqual, last)
             .orderBy("seq", .ascending).limit(limit).all().map { try AuditRow($0) }
     }
 
@@ -86,12 +103,45 @@ package struct AuditSearch: Sendable {
         return try await sql(db).raw("SELECT MAX(seq) AS seq FROM audit_log").first(decoding: Row.self)?.seq ?? 0
     }
 
-    private func select(_ prepared: PreparedFilter, on db: any Database) -> SQLSelectBuilder {
+    /// Every action the trail holds, by a loose index scan (one probe of the (action, seq) index
+    /// per distinct action, a few dozen), so an action prefix costs the same on any trail length.
+    func knownActions(on db: any Database) async throws -> [String] {
+        struct Row: Decodable { let action: String? }
+        return try await sql(db).raw("""
+            WITH RECURSIVE known(action) AS (
+                SELECT MIN(action) FROM audit_log
+                UNION ALL
+                SELECT (SELECT MIN(action) FROM audit_log WHERE action > known.action) FROM known WHERE known.action IS NOT NULL
+            )
+            SELECT action FROM known WHERE action IS NOT NULL LIMIT 1000
+            """).all(decoding: Row.self).compactMap(\.action)
+    }
+
+    /// The filter as SQL: `action` one of the prefix's actions (nil: all of them, the export's
+    /// batches, which read in `seq` order anyway).
+    private func select(_ prepared: PreparedFilter, action: String?, on db: any Database) -> SQLSelectBuilder {
         let filter = prepared.filter
         var query = sql(db).select().column(SQLRaw(AuditRow.columns)).from("audit_log")
-        for (column, value) in [("actor", filter.actor), ("action", filter.action), ("outcome", filter.outcome?.rawValue),
-                                ("address", filter.address), ("subject", filter.subject)] {
+        // `lower(actor)` and `substr(subject, 1, 12)` exactly as the indexes of migration
+        // AuditReview.AddSearchIndexes have them.
+        if let actor = filter.actor { query = query.where(SQLRaw("lower(actor)"), .equal, SQLFunction("lower", args: SQLBind(actor))) }
+        if let action {
+            query = query.where("action", .equal, SQLBind(action))
+        } else if let actions = prepared.actions {
+            query = query.where("action", .in, SQLBind.group(actions))
+        }
+        for (column, value) in [("outcome", filter.outcome?.rawValue), ("address", filter.address), ("subject", filter.subject)] {
             if let value { query = query.where(SQLIdentifier(column), .equal, SQLBind(value)) }
+        }
+        if let start = filter.subjectStart {
+            query = query.where(SQLRaw("substr(subject, 1, \(start.count))"), .equal, SQLBind(start))
+        }
+        if let viewer = filter.hiddenViewer {
+            // Written out so that an entry without an actor is never dropped by a NULL.
+            query = query.where { group in
+                group.where("action", .notEqual, SQLBind("audit.view")).orWhere("actor", .is, SQLLiteral.null)
+                    .orWhere("actor", .notEqual, SQLBind(viewer))
+            }
         }
         if let range = prepared.seqRange {
             query = query.where("seq", .greaterThanOrEqual, range.lowerBound).where("seq", .lessThanOrEqual, range.upperBound)

@@ -13,6 +13,7 @@ struct AuditController: Sendable {
     let csrf: CSRF
     let search: AuditSearch
     let lookup: TeleTANLookup
+    let screen: TeleTANScreen
     let integrity: AuditIntegrity
     /// "Check everything" runs here, not in the request.
     let fullCheck: BackgroundCheck
@@ -42,13 +43,19 @@ struct AuditController: Sendable {
     @Sendable func searchPage(_ request: Request, context: PortalRequestContext) async throws -> Response {
         guard let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
         let query = try SearchQuery.read(request, timeZone: renderer.timeZone)
-        let (filter, invalid, teleTANFields) = (query.parsed.filter, query.parsed.invalid, query.parsed.teleTANFields)
         let db = database.database(logger: context.logger)
+        // Before anything is recorded: an issued teleTAN in Actor goes the way of the others.
+        let parsed = try await screen.screen(query.parsed, on: db)
+        var (filter, invalid, teleTANFields) = (parsed.filter, parsed.invalid, parsed.teleTANFields)
+        if !filter.showOwnViews { filter.hiddenViewer = acting.username }
         let usable = invalid.isEmpty && teleTANFields.isEmpty
         let page = usable ? try await search.page(filter, at: query.cursor, on: db) : AuditPage(entries: [], older: nil, newer: nil)
         var details = Self.filterDetails(filter, cursor: query.cursor)
         if !teleTANFields.isEmpty { details["teletan_typed_in"] = teleTANFields.joined(separator: ",") }
-        try await audit.appendView("search", of: request, by: acting, details: details, at: now(), on: db)
+        // The teleTAN's fingerprint, as a lookup records it: the teleTAN's page then lists this
+        // search too, and the teleTAN itself is nowhere.
+        let subject = parsed.typedTeleTAN.map(screen.fingerprint(of:))
+        try await audit.appendView("search", of: request, by: acting, subject: subject, details: details, at: now(), on: db)
         let notice = renderer.notice(request, parameter: "verified", allowed: ["done", "started", "running"], prefix: "audit_verify_", in: context.language)
         return try await render(
             filter: filter, invalid: invalid, teleTANFields: teleTANFields, page: page, cursor: query.cursor, lookupError: nil,
@@ -68,7 +75,10 @@ struct AuditController: Sendable {
         return try renderer.page(EntryPage(
             entry: EntryItem(row, renderer: renderer, language: context.language),
             requestID: row.request_id, subject: row.subject,
-            details: details.map { .init(key: $0.key, value: $0.value) }, hasDetails: !details.isEmpty,
+            details: details.map {
+                .init(key: renderer.label("audit_detail_\($0.key)", or: $0.key, in: context.language),
+                      value: renderer.auditDetailValue($0.value, in: context.language))
+            }, hasDetails: !details.isEmpty,
             previousHash: row.prev_hash, hash: row.hash,
             actorLink: link("actor", row.actor), subjectLink: link("subject", row.subject),
             teleTANLink: row.subject.flatMap { TeleTANLookup.isFingerprint($0) ? "/admin/audit/teletans/\($0)" : nil },
@@ -86,8 +96,10 @@ struct AuditController: Sendable {
         let db = database.database(logger: context.logger)
         guard let fingerprint = lookup.fingerprint(of: form.teletan ?? "") else {
             try await audit.append(AuditEvent(.auditLookup, .failure, by: acting, details: ["reason": "not_a_teletan"]), at: now(), on: db)
+            var unfiltered = AuditFilter()
+            unfiltered.hiddenViewer = acting.username
             return try await render(
-                filter: AuditFilter(), invalid: [], teleTANFields: [], page: try await search.page(AuditFilter(), at: .newest, on: db), cursor: .newest,
+                filter: AuditFilter(), invalid: [], teleTANFields: [], page: try await search.page(unfiltered, at: .newest, on: db), cursor: .newest,
                 lookupError: renderer.text("audit_lookup_invalid", in: context.language), verifyNotice: nil,
                 status: .unprocessableContent, context: context)
         }
@@ -109,7 +121,7 @@ struct AuditController: Sendable {
         let language = context.language
         return try renderer.page(TeleTANPage(
             found: finding.issuance != nil,
-            issuedAt: finding.issuance.map { renderer.preciseDateTime($0.occurred_at, in: language) },
+            issuedAt: finding.issuance.map { renderer.auditTime($0.occurred_at, in: language) },
             issuedBy: finding.issuance?.actor,
             issuanceLink: finding.issuance.map { "/admin/audit/entries/\($0.seq)" },
             type: finding.issuanceDetails["type"],
@@ -173,12 +185,13 @@ struct AuditController: Sendable {
         let integrityBox = try await integrityBox(language: language, on: db)
         let model = SearchPage(
             formActor: filter.actor ?? "", formAction: filter.action ?? "", outcomes: outcomes,
-            formFrom: filter.fromText ?? "", formTo: filter.toText ?? "", formAddress: filter.address ?? "", formSubject: filter.subject ?? "",
+            formFrom: filter.fromText ?? "", formTo: filter.toText ?? "", formAddress: filter.address ?? "", formSubject: filter.subjectText ?? filter.subject ?? "",
+            showOwnViews: filter.showOwnViews,
             knownActions: Self.knownActions, filterError: filterError,
             invalidActor: invalid.contains("actor"), invalidAction: invalid.contains("action") || teleTANFields.contains("action"), invalidFrom: invalid.contains("from"),
             invalidTo: invalid.contains("to"), invalidAddress: invalid.contains("address") || teleTANFields.contains("address"),
             invalidSubject: invalid.contains("subject") || teleTANFields.contains("subject"),
-            invalidOutcome: invalid.contains("outcome"),
+            invalidOutcome: invalid.contains("outcome") || invalid.contains("own_views"),
             entries: entries, hasEntries: !entries.isEmpty, filtered: !filter.isEmpty,
             olderLink: page.older.map { "\(base)before=\($0)" },
             newerLink: page.newer.map { "\(base)after=\($0)" },
@@ -191,7 +204,7 @@ struct AuditController: Sendable {
     private func integrityBox(language: Language, on db: any Database) async throws -> IntegrityBox {
         let lastRun = try await integrity.lastVerification(on: db).map { lastRunBox($0, language: language) }
         let checkpoint: IntegrityBox.Checkpoint? = try await integrity.latestCheckpoint(on: db).map {
-            IntegrityBox.Checkpoint(seq: String($0.seq), time: renderer.preciseDateTime($0.signedAt, in: language), keyID: $0.keyID)
+            IntegrityBox.Checkpoint(seq: String($0.seq), time: renderer.auditTime($0.signedAt, in: language), keyID: $0.keyID)
         }
         return IntegrityBox(lastRun: lastRun, checkpoint: checkpoint)
     }
@@ -201,8 +214,8 @@ struct AuditController: Sendable {
         let range = renderer.text("audit_verify_range", in: language, [
             "count": String(run.checkedEntries), "from": String(run.fromSeq), "to": String(run.toSeq)])
         return IntegrityBox.LastRun(
-            time: renderer.preciseDateTime(run.verifiedAt, in: language), scope: renderer.text(scopeKey, in: language),
-            range: range, intact: run.isIntact, brokenSeq: run.firstBrokenSeq.map(String.init), problem: run.problem)
+            time: renderer.auditTime(run.verifiedAt, in: language), scope: renderer.text(scopeKey, in: language),
+            range: range, intact: run.isIntact, nothingYet: run.isIntact && run.checkedEntries == 0, brokenSeq: run.firstBrokenSeq.map(String.init), problem: run.problem)
     }
 
     /// What an audit entry about viewing or exporting says of the search: the filter as the URL
@@ -232,12 +245,27 @@ struct AuditController: Sendable {
 
 extension EntryItem {
     init(_ row: AuditRow, renderer: PageRenderer, language: Language) {
+        let details = row.detailValues.sorted { $0.key < $1.key }
         self.init(
-            seq: String(row.seq), time: renderer.preciseDateTime(row.occurred_at, in: language),
+            seq: String(row.seq), time: renderer.auditTime(row.occurred_at, in: language),
             timeISO: AuditTime.iso8601(milliseconds: row.milliseconds),
-            actor: row.actor, role: row.role, action: row.action, outcome: row.outcome, address: row.address,
+            actor: row.actor, role: row.role, action: row.action, outcome: row.outcome,
+            outcomeLabel: renderer.label("audit_outcome_\(row.outcome)", or: row.outcome, in: language),
+            roleLabel: row.role.map { renderer.label("role_\($0)", or: $0, in: language) },
+            address: row.address,
             subjectShort: row.subject.map { $0.count > 16 ? "\($0.prefix(12))…" : $0 },
-            details: row.detailValues.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
+            details: details.map { "\(renderer.label("audit_detail_\($0.key)", or: $0.key, in: language))=\(renderer.auditDetailValue($0.value, in: language))" }
+                .joined(separator: ", "),
+            rawDetails: details.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
+    }
+}
+
+extension PageRenderer {
+    /// The text of `key`, or `fallback` when the tables have none (an outcome, role or detail
+    /// key some later feature writes).
+    func label(_ key: String, or fallback: String, in language: Language) -> String {
+        let text = text(key, in: language)
+        return text.isEmpty ? fallback : text
     }
 }
 

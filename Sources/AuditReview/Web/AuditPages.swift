@@ -8,11 +8,18 @@ struct EntryItem: Sendable {
     let actor: String?
     let role: String?
     let action: String
+    /// As stored (`success`), for the row's class; `outcomeLabel` in the page's language.
     let outcome: String
+    let outcomeLabel: String
+    /// The role in the page's language.
+    let roleLabel: String?
     let address: String?
     /// The subject, shortened for the table (the entry page shows it whole).
     let subjectShort: String?
+    /// `key=value, ...` with the keys in the page's language and times in the authority's zone.
     let details: String
+    /// `key=value, ...` as stored, for tools reading the page.
+    let rawDetails: String
 }
 
 /// A choice in a select field.
@@ -29,6 +36,8 @@ struct IntegrityBox: Sendable {
         let scope: String
         let range: String
         let intact: Bool
+        /// Nothing was there to check (no entry after the last checkpoint): not "intact, 0".
+        let nothingYet: Bool
         let brokenSeq: String?
         let problem: String?
     }
@@ -54,6 +63,7 @@ struct SearchPage: PageModel {
     let formTo: String
     let formAddress: String
     let formSubject: String
+    let showOwnViews: Bool
     let knownActions: [String]
     /// The fields that could not be read, as one message; nil when all were fine.
     let filterError: String?
@@ -172,6 +182,13 @@ struct LockoutsPage: PageModel {
         let scopeLabel: String
         let key: String
         let until: String
+        /// Failed sign-ins since the last successful one, from the audit trail.
+        let failures: String
+        /// For a username the addresses tried from, for an address the names typed.
+        let others: String
+        let lastAttempt: String
+        /// The search for the sign-ins behind the lock.
+        let entriesLink: String
     }
     static let template = "audit/lockouts"
     let titleKey = "admin_lockouts_title"

@@ -17,6 +17,7 @@ struct ExportController: Sendable {
 
     let database: PortalDatabase
     let search: AuditSearch
+    let screen: TeleTANScreen
     let audit: AuditLog
     let renderer: PageRenderer
     let now: @Sendable () -> Date
@@ -31,10 +32,12 @@ struct ExportController: Sendable {
 
     func export(_ format: Format, request: Request, context: PortalRequestContext) async throws -> Response {
         guard let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
-        let parsed = try SearchQuery.read(request, timeZone: renderer.timeZone).parsed
-        guard parsed.invalid.isEmpty, parsed.teleTANFields.isEmpty else { throw HTTPError(.badRequest) }
-        let filter = parsed.filter
         let db = database.database(logger: context.logger)
+        let parsed = try await screen.screen(try SearchQuery.read(request, timeZone: renderer.timeZone).parsed, on: db)
+        guard parsed.invalid.isEmpty, parsed.teleTANFields.isEmpty else { throw HTTPError(.badRequest) }
+        // The admin's own page views stay in: an export is evidence, and an unfiltered one must
+        // verify as the whole chain.
+        let filter = parsed.filter
         let last = try await search.head(on: db)
         let prepared = try await search.prepare(filter, on: db)
         let started = now()

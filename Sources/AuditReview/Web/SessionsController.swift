@@ -12,6 +12,7 @@ struct SessionsController: Sendable {
     let csrf: CSRF
     let directory: SessionDirectory
     let lockouts = Lockouts()
+    let activity = LockoutActivity()
     let audit: AuditLog
     let renderer: PageRenderer
     let now: @Sendable () -> Date
@@ -92,11 +93,19 @@ struct SessionsController: Sendable {
         try await audit.appendView("lockouts", of: request, by: acting, at: time, on: db)
         let language = context.language
         let notice = renderer.notice(request, parameter: "result", allowed: ["lifted", "gone"], prefix: "admin_lockouts_", in: language)
+        var items: [LockoutsPage.Item] = []
+        for lock in active {
+            let summary = try await activity.summary(scope: lock.scope, key: lock.key, on: db)
+            let field = lock.scope == "user" ? "actor" : "address"
+            items.append(.init(
+                scope: lock.scope, scopeLabel: renderer.text("admin_lockouts_scope_\(lock.scope)", in: language), key: lock.key,
+                until: renderer.auditTime(lock.until, in: language), failures: String(summary.failures),
+                others: summary.others.isEmpty ? "-" : summary.others.prefix(5).joined(separator: ", ") + (summary.others.count > 5 ? ", …" : ""),
+                lastAttempt: summary.lastAttempt.map { renderer.auditTime($0, in: language) } ?? "-",
+                entriesLink: "/admin/audit?\(field)=\(AuditFilter.encode(lock.key))&action=\(AuditAction.signIn.rawValue)"))
+        }
         return try renderer.page(LockoutsPage(
-            items: active.map {
-                .init(scope: $0.scope, scopeLabel: renderer.text("admin_lockouts_scope_\($0.scope)", in: language), key: $0.key,
-                      until: renderer.dateTime($0.until, in: language))
-            },
+            items: items,
             hasItems: !active.isEmpty, notice: notice), context: context)
     }
 
