@@ -61,7 +61,8 @@ struct SignInController: Sendable {
 
     @Sendable func showForm(_ request: Request, context: PortalRequestContext) async throws -> Response {
         if context.identity != nil { return PageRenderer.redirect(to: "/") }
-        let notice: String? = context.sessionExpired || request.uri.queryParameters["expired"] != nil ? "session_expired"
+        let notice: String? = context.sessionEndedByAdmin || request.uri.queryParameters["ended"] != nil ? "session_ended_by_admin"
+            : context.sessionExpired || request.uri.queryParameters["expired"] != nil ? "session_expired"
             : request.uri.queryParameters["signedout"] != nil ? "signed_out" : nil
         return try signInPage(request: request, context: context, status: .ok, notice: notice)
     }

@@ -188,7 +188,8 @@ struct LockoutsPage: PageModel {
         let others: String
         let lastAttempt: String
         /// The search for the sign-ins behind the lock.
-        let entriesLink: String
+        /// nil for a teleTAN-shaped name: a teleTAN typed as a username must not go into a URL.
+        let entriesLink: String?
     }
     static let template = "audit/lockouts"
     let titleKey = "admin_lockouts_title"

@@ -10,6 +10,8 @@ enum SVGChart {
     }
 
     static let colours = ["#1f5fa8", "#b23b00", "#2e7d32"]
+    /// A generous width of one character of the charts' 12 px labels, for laying out room.
+    static let characterWidth = 7.5
     static let dashes = ["", "6 3", "2 3"]
 
     /// A line chart of equally spaced points; `labels` name some of the points on the x axis.
@@ -31,7 +33,9 @@ enum SVGChart {
             svg += "<text x=\"\(left - 6)\" y=\"\(fmt(lineY + 4))\" text-anchor=\"end\" class=\"axis\">\(value)</text>"
         }
         for label in labels {
-            svg += "<text x=\"\(fmt(x(label.index)))\" y=\"\(fmt(height - bottom + 16))\" text-anchor=\"middle\" class=\"axis\">\(escape(label.text))</text>"
+            // The first and last labels hang inwards, so neither is cut at the picture's edge.
+            let anchor = label.index == 0 ? "start" : label.index == count - 1 ? "end" : "middle"
+            svg += "<text x=\"\(fmt(x(label.index)))\" y=\"\(fmt(height - bottom + 16))\" text-anchor=\"\(anchor)\" class=\"axis\">\(escape(label.text))</text>"
         }
         for (number, line) in series.enumerated() {
             let points = line.values.enumerated().map { "\(fmt(x($0.offset))),\(fmt(y($0.element)))" }.joined(separator: " ")
@@ -45,14 +49,16 @@ enum SVGChart {
             let legendY = height - 8
             svg += "<line x1=\"\(fmt(legendX))\" x2=\"\(fmt(legendX + 24))\" y1=\"\(fmt(legendY - 4))\" y2=\"\(fmt(legendY - 4))\" stroke=\"\(colours[number % colours.count])\" stroke-width=\"2\"\(dash.isEmpty ? "" : " stroke-dasharray=\"\(dash)\"")/>"
             svg += "<text x=\"\(fmt(legendX + 30))\" y=\"\(fmt(legendY))\" class=\"legend\">\(escape(line.name))</text>"
-            legendX += 40 + Double(line.name.count) * 7
+            legendX += 40 + Double(line.name.count) * characterWidth
         }
         return svg + "</svg>"
     }
 
     /// A grid of cells (rows x columns) shaded by value, each with its number.
     static func heatmap(title: String, rows: [String], columns: [String], values: [[Int]], id: String) -> String {
-        let cellWidth = 44.0, cellHeight = 22.0, left = 130.0, top = 24.0
+        // Room for the longest row name in full (names are not cut).
+        let cellWidth = 44.0, cellHeight = 22.0, top = 24.0
+        let left = 12 + Double(rows.map(\.count).max() ?? 0) * characterWidth
         let width = left + cellWidth * Double(columns.count) + 8, height = top + cellHeight * Double(max(rows.count, 1)) + 8
         let maximum = max(values.flatMap { $0 }.max() ?? 0, 1)
         var svg = """
@@ -64,7 +70,7 @@ enum SVGChart {
         }
         for (rowIndex, row) in rows.enumerated() {
             let rowY = top + cellHeight * Double(rowIndex)
-            svg += "<text x=\"\(fmt(left - 6))\" y=\"\(fmt(rowY + 15))\" text-anchor=\"end\" class=\"axis\">\(escape(String(row.prefix(18))))</text>"
+            svg += "<text x=\"\(fmt(left - 6))\" y=\"\(fmt(rowY + 15))\" text-anchor=\"end\" class=\"axis\">\(escape(row))</text>"
             for (columnIndex, value) in values[rowIndex].enumerated() {
                 let shade = value == 0 ? 0.0 : 0.15 + 0.85 * Double(value) / Double(maximum)
                 let cellX = left + cellWidth * Double(columnIndex)

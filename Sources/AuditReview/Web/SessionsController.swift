@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import PortalWeb
 import Storage
+import TeleTAN
 
 /// `/admin/sessions` (who is signed in, **End session**) and `/admin/lockouts` (locked usernames
 /// and addresses, **Lift lock**). Ending a session signs its user out on their next request.
@@ -77,7 +78,7 @@ struct SessionsController: Sendable {
             return PageRenderer.redirect(to: "/admin/sessions?result=own")
         }
         let ended = try await db.transaction { tx in
-            guard try await directory.end(entry, on: tx) else { return false }
+            guard try await directory.end(entry, now: time, on: tx) else { return false }
             try await audit.append(AuditEvent(.adminSessionEnd, .success, by: acting, subject: "user:\(entry.username)",
                                               details: ["signed_in_at": entry.signedInAt.formatted(.iso8601)]), at: time, on: tx)
             return true
@@ -102,7 +103,8 @@ struct SessionsController: Sendable {
                 until: renderer.auditTime(lock.until, in: language), failures: String(summary.failures),
                 others: summary.others.isEmpty ? "-" : summary.others.prefix(5).joined(separator: ", ") + (summary.others.count > 5 ? ", …" : ""),
                 lastAttempt: summary.lastAttempt.map { renderer.auditTime($0, in: language) } ?? "-",
-                entriesLink: "/admin/audit?\(field)=\(AuditFilter.encode(lock.key))&action=\(AuditAction.signIn.rawValue)"))
+                entriesLink: TeleTAN(lock.key.uppercased()) != nil
+                    ? nil : "/admin/audit?\(field)=\(AuditFilter.encode(lock.key))&action=\(AuditAction.signIn.rawValue)"))
         }
         return try renderer.page(LockoutsPage(
             items: items,

@@ -22,9 +22,19 @@ struct AccessMiddleware: RouterMiddleware {
                 address: context.clientAddress, requestID: context.requestID,
                 details: ["method": request.method.rawValue, "path": request.uri.path]),
                 at: now(), on: database.database(logger: context.logger))
-            throw HTTPError(.forbidden)
+            throw OutsideRole()
         }
         return try await next(request, context)
+    }
+}
+
+/// A page the signed-in user's roles do not include: 403 with its own message (a refused form
+/// token says something else).
+struct OutsideRole: UserFacingError {
+    var status: HTTPResponse.Status { .forbidden }
+    var retryAfterSeconds: Int? { nil }
+    func message(_ renderer: PageRenderer, in language: Language) -> String? {
+        renderer.text("error_403_role", in: language)
     }
 }
 
@@ -41,7 +51,8 @@ struct SignInRedirectMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch is SignInRequired {
-            return PageRenderer.redirect(to: context.sessionExpired ? "/signin?expired=1" : "/signin")
+            return PageRenderer.redirect(
+                to: context.sessionEndedByAdmin ? "/signin?ended=1" : context.sessionExpired ? "/signin?expired=1" : "/signin")
         }
     }
 }

@@ -17,6 +17,8 @@ package struct PortalRequestContext: AuthRequestContext, RequestContext {
     package var isHTTPS = false
     /// Set when the request carried a session cookie whose session had expired.
     package var sessionExpired = false
+    /// Set when the request's session cookie named a session an admin ended.
+    package var sessionEndedByAdmin = false
     let peerAddress: String?
     /// 128 random bits in hex, in the `X-Request-ID` header, logs, error pages and the audit
     /// trail. Random, not a counter: ids seen on pages must not tell how busy the portal is.

@@ -14,7 +14,7 @@ import TeleTAN
 /// sit in.
 package struct WebFoundation: Sendable {
     /// The foundation's own schema changes, after those of the modules below it.
-    package static let migrations: [any Migration] = [CreatePortalTables(), AddSessionAddress()]
+    package static let migrations: [any Migration] = [CreatePortalTables(), AddSessionAddress(), AddEndedSessions()]
     package static let strings = WebStrings.table
 
     package let database: PortalDatabase

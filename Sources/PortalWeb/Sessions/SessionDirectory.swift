@@ -52,9 +52,10 @@ package struct SessionDirectory: Sendable {
         try await active(of: username, now: now, on: db).first { $0.handle == handle }
     }
 
-    /// Ends the session; false when it had ended already (so it is audited once).
-    package func end(_ entry: Entry, on db: any Database) async throws -> Bool {
-        try await store.end(sessionHash: entry.sessionHash, on: db)
+    /// Ends the session on an admin's word; false when it had ended already (so it is audited
+    /// once). Its owner's next request is told an admin ended it.
+    package func end(_ entry: Entry, now: Date, on db: any Database) async throws -> Bool {
+        try await store.endByAdmin(sessionHash: entry.sessionHash, now: now, on: db)
     }
 
     /// 32 hex digits of SHA-256 over the session's key: stable while it lasts, useless as a cookie.

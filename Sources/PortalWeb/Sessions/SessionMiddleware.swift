@@ -44,7 +44,13 @@ package struct SessionMiddleware: RouterMiddleware {
             // A cookie of the right shape whose session is gone: the cleanup removed it after it
             // expired (or it ended elsewhere). Signing out clears the cookie, so this is nearly
             // always an expired session, and saying so is what the person needs to hear.
-            if RandomToken.isWellFormed(cookie) { context.sessionExpired = true }
+            if RandomToken.isWellFormed(cookie) {
+                if try await sessions.wasEndedByAdmin(cookieValue: cookie, on: db) {
+                    context.sessionEndedByAdmin = true
+                } else {
+                    context.sessionExpired = true
+                }
+            }
             return Self.clearCookie(in: try await next(request, context), secure: context.isHTTPS)
         }
     }

@@ -70,6 +70,23 @@ package struct SessionStore: Sendable {
         return !deleted.isEmpty
     }
 
+    /// Ends a session on an admin's word, and remembers that it was so (``wasEndedByAdmin``).
+    package func endByAdmin(sessionHash: String, now: Date, on db: any Database) async throws -> Bool {
+        guard try await end(sessionHash: sessionHash, on: db) else { return false }
+        try await sql(db).raw("INSERT INTO ended_sessions (id_hash, ended_at) VALUES (\(bind: sessionHash), \(bind: now))").run()
+        return true
+    }
+
+    /// Whether an admin ended the session this cookie named (asked only for a cookie whose
+    /// session is gone).
+    package func wasEndedByAdmin(cookieValue: String, on db: any Database) async throws -> Bool {
+        guard RandomToken.isWellFormed(cookieValue) else { return false }
+        struct Row: Decodable { let id_hash: String }
+        return try await sql(db).raw("""
+            SELECT id_hash FROM ended_sessions WHERE id_hash = \(bind: hasher.hash(cookieValue, for: .session))
+            """).first(decoding: Row.self) != nil
+    }
+
     /// Deletes every expired session and returns whose they were (for the audit trail). Each row
     /// is returned by exactly one DELETE, so concurrent instances never audit one twice.
     package func removeExpired(now: Date, on db: any Database) async throws -> [(sessionHash: String, username: String)] {
@@ -80,6 +97,8 @@ package struct SessionStore: Sendable {
             DELETE FROM sessions WHERE last_seen_at < \(bind: idleCutoff) OR created_at < \(bind: lifetimeCutoff)
             RETURNING id_hash, username
             """).all(decoding: Row.self)
+        // What admins ended is remembered as long as such a cookie could have been used.
+        try await sql(db).raw("DELETE FROM ended_sessions WHERE ended_at < \(bind: lifetimeCutoff)").run()
         // Used form nonces stay until the age purge (see end(sessionHash:on:)); a teleTAN that
         // waited for the session stays until its display time is over, when the issuance feature
         // deletes it and audits it as never shown.
