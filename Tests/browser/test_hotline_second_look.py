@@ -75,7 +75,7 @@ def test_the_queue_fits_390_px_and_take_is_not_cut_off(browser, portal, secrets_
             box = button.rect
             assert box["x"] >= 0 and box["x"] + box["width"] <= width, f"Take is cut off: {box} in {width} px"
     finally:
-        browser.set_window_size(1280, 900)
+        browser.set_window_size(1280, 1000)
 
 
 def test_every_checkbox_is_the_same_size(browser, portal, secrets_ledger):
