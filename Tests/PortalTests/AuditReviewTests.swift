@@ -3,8 +3,10 @@ import Audit
 import FluentKit
 import Foundation
 import HTTPTypes
+import Logging
 import SQLKit
 import Storage
+import Synchronization
 import TeleTAN
 import TestSupport
 import Verification
@@ -422,12 +424,68 @@ final class AuditReviewTests: XCTestCase {
             }
             var seen: [Int64] = []
             var next: String? = "/admin/audit?action=paging"
+            var last: Browser.Page?
             while let path = next {
                 let page = try await admin.get(path)
                 seen += Self.seqs(page)
+                last = page
                 next = Self.link(page, id: "page-older")
             }
             XCTAssertEqual(seen, written.reversed())
+            // And back from the oldest page through the newer links.
+            var back = Self.seqs(try XCTUnwrap(last))
+            next = last.flatMap { Self.link($0, id: "page-newer") }
+            while let path = next {
+                let page = try await admin.get(path)
+                back = Self.seqs(page) + back
+                next = Self.link(page, id: "page-newer")
+            }
+            XCTAssertEqual(back, written.reversed())
+        }
+    }
+
+    /// An action prefix is one statement however many actions it stands for (after the one that
+    /// finds the actions): a UNION ALL of one keyset query per action, ordered and limited once.
+    /// Paging it both ways loses and repeats nothing, also where the actions interleave.
+    func testAnActionPrefixIsOneStatement() async throws {
+        try await PortalHarness.run { portal in
+            var written: [Int64] = []
+            for index in 0..<37 {
+                written.append(try await Self.append(portal, action: ["prefix.a", "prefix.b", "prefix.c.d"][index % 5 % 3], actor: "p"))
+                _ = try await Self.append(portal, action: "prefixed", actor: "p")
+            }
+            let statements = SQLStatements()
+            var logger = Logger(label: "statements") { _ in statements }
+            logger.logLevel = .trace
+            let db = portal.portal.database.database(logger: logger)
+            var filter = AuditFilter()
+            filter.action = "prefix."
+            // The 3 actions in one statement; and, as a trail with over a hundred actions would
+            // be, in two (at most 2 branches each), merged.
+            for (search, statementsPerPage) in [(AuditSearch(pageSize: 10), 1), (AuditSearch(pageSize: 10, branchesPerStatement: 2), 2)] {
+                var seen: [Int64] = []
+                var cursor = AuditCursor.newest
+                var oldest: AuditPage?
+                while true {
+                    statements.reset()
+                    let page = try await search.page(filter, at: cursor, on: db)
+                    XCTAssertEqual(statements.onAuditLog, 1 + statementsPerPage, "the actions, then the page")
+                    XCTAssertLessThanOrEqual(page.entries.count, 10)
+                    seen += page.entries.map(\.seq)
+                    oldest = page
+                    guard let older = page.older else { break }
+                    cursor = .before(older)
+                }
+                XCTAssertEqual(seen, written.reversed())
+                var back = try XCTUnwrap(oldest).entries.map(\.seq)
+                var newer = oldest?.newer
+                while let seq = newer {
+                    let page = try await search.page(filter, at: .after(seq), on: db)
+                    back = page.entries.map(\.seq) + back
+                    newer = page.newer
+                }
+                XCTAssertEqual(back, written.reversed())
+            }
         }
     }
 
@@ -785,4 +843,26 @@ enum CSVReader {
         if !field.isEmpty || !record.isEmpty { record.append(field); records.append(record) }
         return records
     }
+}
+
+/// Counts the SQL statements a database sends (the drivers log each one at trace level).
+final class SQLStatements: LogHandler, @unchecked Sendable {
+    private let statements = Mutex<[String]>([])
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+        guard message.description == "Executing query", let sql = metadata?["sql"] else { return }
+        statements.withLock { $0.append(sql.description) }
+    }
+
+    func reset() { statements.withLock { $0.removeAll() } }
+
+    /// The statements that read or wrote the audit trail.
+    var onAuditLog: Int { statements.withLock { $0.filter { $0.contains("audit_log") }.count } }
 }

@@ -10,8 +10,9 @@ ANALYZE), repeated, with EXPLAIN QUERY PLAN for the plan. The queries are the po
     SELECT <columns> FROM audit_log [WHERE lower(actor) = lower($1) | action = $1 | subject = $1 |
         substr(subject, 1, 12) = $1 | occurred_at >= $1 AND occurred_at < $2]
         [AND (action <> 'audit.view' OR actor IS NULL OR actor <> <admin>)] ORDER BY seq DESC LIMIT 51
-An action prefix (issue 18) runs that query once per action it stands for and merges them; its
-baseline is those queries as one UNION ALL statement.
+An action prefix (issue 18) is, in the portal as in the baseline, one UNION ALL statement of that
+query once per action it stands for (each `SELECT * FROM (... ORDER BY seq DESC LIMIT 51)`),
+ordered and limited once outside.
 """
 from __future__ import annotations
 
@@ -188,7 +189,7 @@ class Database:
         return [p.timestamp() if isinstance(p, dt.datetime) else p for p in params]
 
     def page_sql(self, query: dict) -> tuple[str, list]:
-        if "actions" in query:  # an action prefix: one page per action, merged
+        if "actions" in query:  # an action prefix: one keyset query per action in one UNION ALL
             parts, params = [], []
             for action in query["actions"]:
                 where, part_params = self.where({**{k: v for k, v in query.items() if k != "actions"}, "action": action})

@@ -33,9 +33,12 @@ package struct AuditPage: Sendable {
 /// an admin pages neither shift nor repeat what the next page shows.
 package struct AuditSearch: Sendable {
     package let pageSize: Int
+    /// Action branches in one UNION ALL statement (SQLite's limit is 500).
+    let branchesPerStatement: Int
 
-    package init(pageSize: Int = 50) {
+    package init(pageSize: Int = 50, branchesPerStatement: Int = 100) {
         self.pageSize = pageSize
+        self.branchesPerStatement = max(1, branchesPerStatement)
     }
 
     /// Works out the time range's `seq` range and the actions of the action prefix; nil when no
@@ -52,25 +55,55 @@ package struct AuditSearch: Sendable {
         return PreparedFilter(filter: filter, seqRange: bounds.lowest...bounds.highest, actions: actions)
     }
 
-    /// A page by keyset. An action prefix that stands for several actions runs one query per
-    /// action, each a short range of the (action, seq) index, and merges them: one query with
-    /// `action IN (...)` would have to sort every matching entry to find the newest.
+    /// A page by keyset, in one statement. An action prefix that stands for several actions is a
+    /// `UNION ALL` of one keyset query per action, each a short range of the (action, seq) index,
+    /// ordered and limited once outside: one query with `action IN (...)` would have to sort every
+    /// matching entry to find the newest, and one query per action costs a round trip each.
     package func page(_ filter: AuditFilter, at cursor: AuditCursor, on db: any Database) async throws -> AuditPage {
         guard let prepared = try await prepare(filter, on: db) else { return AuditPage(entries: [], older: nil, newer: nil) }
         let ascending: Bool
         if case .after = cursor { ascending = true } else { ascending = false }
-        var rows: [AuditRow] = []
-        for action in prepared.actions.map({ $0.map(Optional.some) }) ?? [nil] {
+        let direction: SQLDirection = ascending ? .ascending : .descending
+        func keyset(_ action: String?) -> SQLSelectBuilder {
             var query = select(prepared, action: action, on: db)
             switch cursor {
             case .newest: break
             case .before(let seq): query = query.where("seq", .lessThan, seq)
             case .after(let seq): query = query.where("seq", .greaterThan, seq)
             }
-            rows += try await query.orderBy("seq", ascending ? .ascending : .descending).limit(pageSize + 1).all().map { try AuditRow($0) }
+            return query.orderBy("seq", direction).limit(pageSize + 1)
+        }
+        // SQLite allows ORDER BY and LIMIT in a compound SELECT's branches only inside a subselect,
+        // so each branch is `SELECT * FROM (<keyset query>) AS bN`.
+        func union(_ actions: ArraySlice<String>) -> SQLSelectBuilder {
+            let branches: [any SQLExpression] = actions.enumerated().map { index, action in
+                var branch = SQLSelect()
+                branch.columns = [SQLLiteral.all]
+                branch.tables = [SQLAlias(SQLGroupExpression(keyset(action).select), as: SQLIdentifier("b\(index)"))]
+                return branch
+            }
+            return sql(db).select().column(SQLRaw(AuditRow.columns))
+                .from(SQLAlias(SQLGroupExpression(SQLList(branches, separator: SQLRaw(" UNION ALL "))), as: SQLIdentifier("merged")))
+                .orderBy("seq", direction).limit(pageSize + 1)
+        }
+        guard let actions = prepared.actions, actions.count > 1 else {
+            return try await page(keyset(prepared.actions?.first).all().map { try AuditRow($0) }, ascending: ascending, at: cursor)
+        }
+        // One statement for any prefix the portal's own actions (a few dozen) can make; SQLite
+        // takes at most 500 branches in one compound SELECT, so a trail with more actions than
+        // that (written by other versions) gets one statement per hundred, merged here.
+        var rows: [AuditRow] = []
+        for start in stride(from: 0, to: actions.count, by: branchesPerStatement) {
+            let chunk = actions[start..<min(start + branchesPerStatement, actions.count)]
+            rows += try await union(chunk).all().map { try AuditRow($0) }
         }
         rows.sort { ascending ? $0.seq < $1.seq : $0.seq > $1.seq }
-        rows = Array(rows.prefix(pageSize + 1))
+        return page(Array(rows.prefix(pageSize + 1)), ascending: ascending, at: cursor)
+    }
+
+    /// The page made of up to `pageSize + 1` rows in query order (the extra row: there is more).
+    private func page(_ queried: [AuditRow], ascending: Bool, at cursor: AuditCursor) -> AuditPage {
+        var rows = queried
         let more = rows.count > pageSize
         rows = Array(rows.prefix(pageSize))
         if ascending { rows.reverse() }
