@@ -358,10 +358,8 @@ final class EventAndRecentTests: XCTestCase {
         }) { portal in
             let requester = try await portal.signedIn(.event)
             let approver = try await portal.session(username: "tt-event-2", roles: [.event])
+            let id = try await Self.requestEventTeleTAN(requester, authority: "9.62.0.01", reason: "AZ 1", on: portal)
             var home = try await requester.get("/")
-            _ = try await requester.post("/teletan/event/requests", ["csrf": home.hidden("csrf") ?? "", "authority": "9.62.0.01", "reason": "AZ 1"])
-            struct Row: Decodable { let id: UUID }
-            let id = try await sql(portal.db).raw("SELECT id FROM event_requests").first(decoding: Row.self)!.id.uuidString.lowercased()
             home = try await requester.get("/")
             XCTAssertTrue(home.body.contains("/teletan/event/requests/\(id)/withdraw"), "a Withdraw button on one's own request")
             // Someone else cannot withdraw it.
@@ -384,9 +382,7 @@ final class EventAndRecentTests: XCTestCase {
             XCTAssertEqual(entries.map(\.outcome), ["refused", "success"])
             XCTAssertEqual(entries.map(\.actor), ["tt-event-2", "tt-event"])
             // An approved request, not issued yet, can be withdrawn too.
-            _ = try await requester.post("/teletan/event/requests", ["csrf": home.hidden("csrf") ?? "", "authority": "1.01.0.01", "reason": "AZ 2"])
-            let second = try await sql(portal.db).raw("SELECT id FROM event_requests WHERE status = 'pending'").first(decoding: Row.self)!.id
-                .uuidString.lowercased()
+            let second = try await Self.requestEventTeleTAN(requester, authority: "1.01.0.01", reason: "AZ 2", on: portal)
             _ = try await approver.post("/teletan/event/requests/\(second)/approve", ["csrf": approverHome.hidden("csrf") ?? ""])
             let again = try await requester.post("/teletan/event/requests/\(second)/withdraw", ["csrf": home.hidden("csrf") ?? ""])
             XCTAssertEqual(again.location, "/?event=withdrawn")
@@ -436,10 +432,8 @@ final class EventAndRecentTests: XCTestCase {
         }) { portal in
             let requester = try await portal.signedIn(.event)
             let approver = try await portal.session(username: "tt-event-2", roles: [.event])
+            let id = try await Self.requestEventTeleTAN(requester, authority: "9.62.0.01", reason: "AZ 9", on: portal)
             var home = try await requester.get("/")
-            _ = try await requester.post("/teletan/event/requests", ["csrf": home.hidden("csrf") ?? "", "authority": "9.62.0.01", "reason": "AZ 9"])
-            struct Row: Decodable { let id: UUID }
-            let id = try await sql(portal.db).raw("SELECT id FROM event_requests").first(decoding: Row.self)!.id.uuidString.lowercased()
             let approverHome = try await approver.get("/")
             _ = try await approver.post("/teletan/event/requests/\(id)/approve", ["csrf": approverHome.hidden("csrf") ?? ""])
             home = try await requester.get("/")
@@ -548,5 +542,17 @@ extension Browser {
     func nonce(_ portal: TestPortal) -> String {
         let sessionHash = portal.portal.foundation.hasher.hash(cookies[SessionMiddleware.cookieName] ?? "", for: .session)
         return portal.portal.foundation.nonces.make(sessionHash: sessionHash, now: portal.clock.now)
+    }
+}
+
+extension EventAndRecentTests {
+    /// Requests an EVENT teleTAN (four-eyes rule) as `requester`; the request's id.
+    static func requestEventTeleTAN(_ requester: Browser, authority: String, reason: String, on portal: TestPortal) async throws -> String {
+        let home = try await requester.get("/")
+        let requested = try await requester.post("/teletan/event/requests", ["csrf": home.hidden("csrf") ?? "", "authority": authority, "reason": reason])
+        XCTAssertEqual(requested.location, "/?event=requested")
+        struct Row: Decodable { let id: UUID }
+        let row = try await sql(portal.db).raw("SELECT id FROM event_requests WHERE status = 'pending' ORDER BY requested_at DESC").first(decoding: Row.self)
+        return try XCTUnwrap(row).id.uuidString.lowercased()
     }
 }
