@@ -69,13 +69,10 @@ package struct HotlineFeature: PortalFeature {
     /// "My recent teleTANs" shows the hotline call of a hotline teleTAN: issuance cannot depend on
     /// the hotline (it is the other way round), so its lookup is handed in here.
     package static let callSummaries: CallSummaries = { ids, db in
-        var found: [UUID: CallSummary] = [:]
-        for id in ids {
-            if let row = try await Calls().find(id, on: db) {
-                found[id] = CallSummary(startedAt: row.started_at, outcomeKey: "hotline_outcome_\(row.outcome ?? "open")")
-            }
-        }
-        return found
+        let rows = try await Calls().find(ids, on: db)
+        return Dictionary(uniqueKeysWithValues: rows.map {
+            ($0.id, CallSummary(startedAt: $0.started_at, outcomeKey: "hotline_outcome_\($0.outcome ?? "open")"))
+        })
     }
 
     package func addRoutes(to routes: DeclaredRoutes) {

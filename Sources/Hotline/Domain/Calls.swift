@@ -82,6 +82,12 @@ package struct Calls: Sendable {
         try await sql(db).raw("SELECT \(Self.columns) FROM hotline_calls WHERE id = \(bind: id)").first(decoding: Row.self)
     }
 
+    /// The calls of these ids (one query; unknown ids are left out).
+    package func find(_ ids: [UUID], on db: any Database) async throws -> [Row] {
+        guard !ids.isEmpty else { return [] }
+        return try await sql(db).raw("SELECT \(Self.columns) FROM hotline_calls WHERE id IN (\(binds: ids))").all(decoding: Row.self)
+    }
+
     /// `agent`'s open calls, newest first.
     package func open(of agent: String, on db: any Database) async throws -> [Row] {
         try await sql(db).raw("""
