@@ -33,9 +33,11 @@ let package = Package(
     targets: [
         // libpam, from Debian's libpam0g-dev.
         .systemLibrary(name: "CPAM", path: "Sources/CPAM", providers: [.apt(["libpam0g-dev"])]),
+        // prctl and dl_iterate_phdr, which Swift's Glibc module does not export.
+        .target(name: "CLinux"),
         // Sign-in through PAM and roles from Unix groups.
         .target(name: "PAMAuth", dependencies: [
-            "CPAM",
+            "CPAM", "CLinux",
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -168,7 +170,7 @@ let package = Package(
         ]),
         // Option parsing and exit codes shared by the two executables.
         .target(name: "CommandSupport", dependencies: [
-            "Storage", "TeleTAN", "Audit",
+            "Storage", "TeleTAN", "Audit", "CLinux",
             .product(name: "FluentKit", package: "fluent-kit"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),

@@ -21,6 +21,8 @@ package struct CommandFailure: Error {
 /// errors, 78 for bad configuration (one line naming the flag), 1 for a failed command.
 package enum CommandRunner {
     package static func run<Root: ParsableCommand>(_ root: Root.Type) async {
+        // Before anything secret is read: every command handles secrets (serve, keys, exports).
+        PrivateMemory.forbidCoreDumpsAndTracing()
         var command: any ParsableCommand
         do {
             command = try Root.parseAsRoot()

@@ -32,6 +32,7 @@ package final class PAMAuthenticator: Sendable {
     private let pool: NIOThreadPool
     private let state = Mutex<State>(State())
     private let logger: Logger
+    private let modules = LoadedModules()
 
     private struct State {
         var running = 0
@@ -74,7 +75,8 @@ package final class PAMAuthenticator: Sendable {
         let conversationID = Self.newConversationID()
         let transaction = PAMTransaction(
             service: configuration.service, username: username, password: password, remoteHost: remoteHost,
-            bridge: bridge, conversationID: conversationID, promptTimeout: configuration.promptTimeout)
+            bridge: bridge, conversationID: conversationID, promptTimeout: configuration.promptTimeout,
+            modules: modules)
         pool.submit { [self] workState in
             let outcome: PAMOutcome = workState == .active ? transaction.run() : .failure(.busy)
             state.withLock {
@@ -115,6 +117,9 @@ package final class PAMAuthenticator: Sendable {
         // The pool job releases the thread and the slot before it delivers the final outcome.
         _ = await waiting.bridge.nextOutcome(timeout: .seconds(5))
     }
+
+    /// Whether a shared object PAM loaded stays loaded for the process's life; for tests.
+    package func keepsLoaded(_ path: String) -> Bool { modules.isPinned(path) }
 
     /// Sign-ins currently waiting for an answer; for metrics and tests.
     package var waitingConversations: Int { state.withLock { $0.waiting.count } }

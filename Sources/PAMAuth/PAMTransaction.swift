@@ -14,6 +14,7 @@ final class PAMTransaction {
     private let bridge: ConversationBridge
     private let conversationID: String
     private let promptTimeout: Duration
+    private let modules: LoadedModules
 
     private var phase: PAMChallenge.Phase = .authentication
     private var passwordUsed = false
@@ -23,7 +24,7 @@ final class PAMTransaction {
     private var messages: [String] = []
 
     init(service: String, username: String, password: SecretBytes, remoteHost: String?,
-         bridge: ConversationBridge, conversationID: String, promptTimeout: Duration) {
+         bridge: ConversationBridge, conversationID: String, promptTimeout: Duration, modules: LoadedModules) {
         self.service = service
         self.username = username
         self.password = password
@@ -31,6 +32,7 @@ final class PAMTransaction {
         self.bridge = bridge
         self.conversationID = conversationID
         self.promptTimeout = promptTimeout
+        self.modules = modules
     }
 
     /// Runs the whole transaction and returns its final outcome (never `.challenge`).
@@ -41,7 +43,11 @@ final class PAMTransaction {
         guard status == PAM_SUCCESS, let handle else {
             return .failure(.systemError(code: status))
         }
-        defer { pam_end(handle, status) }
+        defer {
+            // Before pam_end unloads them (see LoadedModules: pam_sss would crash the process later).
+            modules.pinAll()
+            pam_end(handle, status)
+        }
         if let remoteHost { pam_set_item(handle, PAM_RHOST, remoteHost) }
 
         status = pam_authenticate(handle, Int32(PAM_DISALLOW_NULL_AUTHTOK))
@@ -61,13 +67,20 @@ final class PAMTransaction {
         } else if status != PAM_SUCCESS {
             return .failure(status == PAM_AUTHINFO_UNAVAIL ? .systemError(code: status) : .accountRefused)
         }
-        return .success(username: pamUser(handle) ?? username)
+        // One person, one name: the name PAM settled on (pam_ldap gives the directory's spelling,
+        // pam_sss the one typed), then the account's own spelling through NSS.
+        let reported = pamUser(handle) ?? username
+        return .success(username: AccountName.canonical(reported) ?? reported)
     }
 
     private func authenticationFailure(_ status: Int32) -> PAMOutcome {
         switch status {
-        case PAM_AUTH_ERR, PAM_USER_UNKNOWN, PAM_MAXTRIES, PAM_CRED_INSUFFICIENT, PAM_PERM_DENIED:
+        case PAM_AUTH_ERR, PAM_USER_UNKNOWN, PAM_MAXTRIES, PAM_CRED_INSUFFICIENT:
             return .failure(.authenticationFailed)
+        // The account itself is refused, whatever the password: pam_sss answers so for an account
+        // the directory has locked (ppolicy) or disabled, some modules for an expired one.
+        case PAM_PERM_DENIED, PAM_ACCT_EXPIRED:
+            return .failure(.accountRefused)
         case PAM_CONV_ERR, PAM_ABORT:
             return .failure(.conversationExpired)
         default:

@@ -22,7 +22,8 @@ package struct PAMChallenge: Sendable, Equatable {
 package enum PAMFailure: Sendable, Equatable {
     /// Wrong password or code, or unknown user: PAM does not tell these apart, nor do we.
     case authenticationFailed
-    /// `pam_acct_mgmt` refused the account (expired, locked, outside permitted hours, ...).
+    /// The account authenticated but may not sign in (expired, disabled, locked, outside its
+    /// hours): `pam_acct_mgmt` refused it, or the module refused the account itself.
     case accountRefused
     /// The expired password could not be changed (too weak, entries differ, ...).
     case passwordChangeFailed(messages: [String])
@@ -32,13 +33,23 @@ package enum PAMFailure: Sendable, Equatable {
     case timedOut
     /// Too many sign-ins are in progress; try again shortly.
     case busy
-    /// PAM itself failed (misconfigured service, missing module).
+    /// PAM itself failed (misconfigured service, missing module) or could not reach what checks
+    /// the password (`PAM_AUTHINFO_UNAVAIL`: the directory is down).
     case systemError(code: Int32)
 }
 
 package enum PAMOutcome: Sendable, Equatable {
-    /// Authenticated and account valid. `username` is PAM's own (possibly canonicalised) name.
+    /// Authenticated and account valid. `username` is the account's canonical name: the one PAM
+    /// reports, as NSS spells it.
     case success(username: String)
     case challenge(PAMChallenge)
     case failure(PAMFailure)
+}
+
+extension PAMFailure {
+    /// The name of a ``systemError(code:)`` (e.g. `authinfo_unavailable`), nil for other failures.
+    package var errorName: String? {
+        if case .systemError(let code) = self { return PAMErrorName.of(code) }
+        return nil
+    }
 }

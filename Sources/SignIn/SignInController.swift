@@ -9,8 +9,12 @@ import Storage
 
 /// Sign-in through PAM, in as many form steps as the PAM stack asks for, and sign-out.
 ///
-/// Every failure shows the same message, whether the username exists or the password was wrong;
-/// a locked name or address gets 429 (a lock says nothing about whether the account exists).
+/// A wrong password and an unknown name show the same message; an account that authenticated but
+/// may not sign in (expired, locked) gets its own, and does not count as a wrong password. A
+/// locked name or address gets 429 (a lock says nothing about whether the account exists).
+///
+/// The session, the audit trail and every per-user rule use the account's canonical name (see
+/// ``PAMOutcome/success(username:)``); failed sign-ins count under ``AccountKey``.
 struct SignInController: Sendable {
     static let conversationCookie = "portal_signin"
 
@@ -213,9 +217,17 @@ struct SignInController: Sendable {
         case .failure(let failure):
             var response: Response
             switch failure {
-            case .authenticationFailed, .accountRefused:
+            case .authenticationFailed:
                 try await recordFailure(username: username, reason: failure.auditReason, attempt: .failed, context: context)
                 response = try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_failed")
+            case .accountRefused:
+                // The account itself may not sign in (expired, disabled, locked, outside its hours):
+                // its own message, and no wrong password to count. PAM says so only after the right
+                // password, or for every password alike (a directory's lock), so it tells a guesser
+                // nothing a right password would not.
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
+                response = try signInPage(
+                    request: request, context: context, username: username, status: .forbidden, error: "sign_in_account_refused")
             case .passwordChangeFailed(let messages):
                 // The password was right (only expired): no failure.
                 try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
@@ -233,6 +245,7 @@ struct SignInController: Sendable {
                     reason: failure.auditReason, ownEntry: busyRefusals.refuse(), username: username, status: .serviceUnavailable,
                     error: "sign_in_unavailable", retryAfter: 5, request: request, context: context)
             case .timedOut, .systemError:
+                logUnavailable(failure, context: context)
                 try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
                 response = try signInPage(request: request, context: context, username: username, status: .serviceUnavailable, error: "sign_in_unavailable")
             }
@@ -263,7 +276,8 @@ struct SignInController: Sendable {
             try await audit.append(AuditEvent(
                 action: .signIn, outcome: .success, actor: username,
                 role: roles.joined,
-                address: context.clientAddress, requestID: context.requestID), at: time, on: tx)
+                address: context.clientAddress, requestID: context.requestID,
+                details: Self.typedDetail(typed, actor: username)), at: time, on: tx)
             return (cookieValue, try await landing(username, roles, tx))
         }
         metrics.signIn(outcome: "success")
@@ -271,6 +285,19 @@ struct SignInController: Sendable {
             SessionMiddleware.cookie(value: cookieValue, secure: context.isHTTPS),
             Self.clearConversationCookie(secure: context.isHTTPS),
         ])
+    }
+
+    /// The operator's line for a sign-in PAM could not decide (the "try again" page says nothing
+    /// more to the person signing in). The PAM timeout has its own line where it is measured.
+    private func logUnavailable(_ failure: PAMFailure, context: PortalRequestContext) {
+        guard let name = failure.errorName else { return }
+        let metadata: Logger.Metadata = ["pam_error": "\(name)", "pam_service": "\(pam.configuration.service)"]
+        if failure == .systemError(code: PAMErrorName.authinfoUnavailable) {
+            context.logger.warning(
+                "PAM cannot reach what checks passwords (directory or SSSD down?): sign-ins answer 503", metadata: metadata)
+        } else {
+            context.logger.warning("PAM failed; check the PAM service file and its modules", metadata: metadata)
+        }
     }
 
     /// A locked name or address: 429 without asking PAM. The first attempt a lock refuses has its
@@ -323,9 +350,11 @@ struct SignInController: Sendable {
             case .givenBack: try await throttle.giveBack(username: username, now: time, on: tx)
             case .settled: break
             }
+            let actor = AccountKey.of(Self.auditableName(username))
             try await audit.append(AuditEvent(
-                action: .signIn, outcome: .failure, actor: Self.auditableName(username),
-                address: context.clientAddress, requestID: context.requestID, details: ["reason": reason]), at: time, on: tx)
+                action: .signIn, outcome: .failure, actor: actor,
+                address: context.clientAddress, requestID: context.requestID,
+                details: Self.typedDetail(username, actor: actor).merging(["reason": reason]) { $1 }), at: time, on: tx)
         }
         metrics.signIn(outcome: reason)
     }
@@ -395,7 +424,7 @@ extension PAMFailure {
         case .conversationExpired: "step_expired"
         case .timedOut: "pam_timeout"
         case .busy: "pam_busy"
-        case .systemError(let code): "pam_error_\(code)"
+        case .systemError(let code): PAMErrorName.of(code)
         }
     }
 }
@@ -411,6 +440,13 @@ extension SignInController {
         while let first = scalars.first, trimmable(first) { scalars.removeFirst() }
         while let last = scalars.last, trimmable(last) { scalars.removeLast() }
         return String(scalars)
+    }
+
+    /// The spelling typed, when it is not the actor's (`ALICE@example.org` for `alice`): the
+    /// admin's search finds the entry under either.
+    static func typedDetail(_ typed: String, actor: String) -> [String: String] {
+        let typed = auditableName(typed)
+        return typed.isEmpty || typed == actor ? [:] : ["typed": typed]
     }
 
     /// A typed name as the audit trail can hold it: control characters (NUL included, which

@@ -1,3 +1,4 @@
+import AccessControl
 import FluentKit
 import Foundation
 import Storage
@@ -108,8 +109,8 @@ package struct SignInThrottle: Sendable {
         }
     }
 
-    /// Usernames are compared case-insensitively: `Alice` and `alice` share one counter.
+    /// Every spelling of one account shares a counter: `Alice`, `alice` and `alice@example.org`.
     static func key(_ username: String) -> String {
-        username.lowercased()
+        AccountKey.of(username)
     }
 }

@@ -42,6 +42,35 @@ final class PAMAuthenticatorTests: XCTestCase {
         await pam.shutdown()
     }
 
+    /// pam_end unloads a service's modules; pam_sss then leaves a thread-exit destructor behind in
+    /// unmapped code (SSSD issue 6505) and the portal crashes when its PAM threads end. The
+    /// modules must stay loaded after the transaction (the SSSD crash itself: Tests/directory).
+    func testPAMModulesStayLoadedAfterTheTransactionEnds() async throws {
+        let pam = authenticator(service: Self.otpService)
+        let outcome = await pam.authenticate(username: "tt-otp", password: SecretBytes("Otp-Pass-1"))
+        guard case .challenge(let challenge) = outcome else { return XCTFail("expected the OTP prompt, got \(outcome)") }
+        await pam.cancel(challenge.conversationID)  // pam_end has run
+        for module in ["/pam_unix.so", "/pam_oath.so"] {
+            let path = try XCTUnwrap(LoadedModules.loadedObjectPaths().first { $0.hasSuffix(module) }, "\(module) was unloaded")
+            XCTAssertTrue(pam.keepsLoaded(path), path)
+        }
+        await pam.shutdown()
+    }
+
+    func testTheCanonicalNameIsTheAccountsOwnSpellingThroughNSS() {
+        XCTAssertEqual(AccountName.canonical("tt-officer"), "tt-officer")
+        XCTAssertEqual(AccountName.canonical("root"), "root")
+        XCTAssertNil(AccountName.canonical("tt-nobody-\(UUID().uuidString.prefix(8))"))
+    }
+
+    func testPAMErrorsHaveNames() {
+        XCTAssertEqual(PAMErrorName.of(PAMErrorName.authinfoUnavailable), "authinfo_unavailable")
+        XCTAssertEqual(PAMFailure.systemError(code: 9).errorName, "authinfo_unavailable")
+        XCTAssertEqual(PAMErrorName.of(4), "system_error")
+        XCTAssertEqual(PAMErrorName.of(999), "pam_error_999")
+        XCTAssertNil(PAMFailure.authenticationFailed.errorName)
+    }
+
     func testExpiredAccountIsRefusedByAccountManagement() async throws {
         let pam = authenticator()
         let outcome = await pam.authenticate(username: "tt-expired", password: SecretBytes("Expired-Pass-1"))

@@ -41,10 +41,13 @@ final class SignInAndSessionTests: XCTestCase {
             let wrong = try await portal.browser().signIn("tt-officer", "wrong-password")
             let unknown = try await portal.browser().signIn("no-such-user-xyz", "whatever")
             let expired = try await portal.browser().signIn("tt-expired", "Expired-Pass-1")
-            for page in [wrong, unknown, expired] {
+            for page in [wrong, unknown] {
                 XCTAssertEqual(page.status, .unauthorized)
                 XCTAssertTrue(page.body.contains("Sign-in failed. Check your username and password, or try again later."))
             }
+            // The right password for an account that may not sign in: its own message (issue 19).
+            XCTAssertEqual(expired.status, .forbidden)
+            XCTAssertTrue(expired.body.contains("Your account cannot sign in right now. Please contact your administrator."))
             // Tokens, request ids and the name typed (kept in the field) aside, the pages are the same.
             let strip = { (page: Browser.Page) in page.body.replacingOccurrences(of: #"value="[^"]*""#, with: "", options: .regularExpression)
                 .replacingOccurrences(of: #"<code>[0-9a-f]+</code>"#, with: "", options: .regularExpression) }
@@ -144,6 +147,61 @@ final class SignInAndSessionTests: XCTestCase {
             XCTAssertEqual(sessionRows, 0)
             let audits = try await portal.auditActions("session.expired")
             XCTAssertEqual(Set(audits.compactMap(\.actor)), ["tt-officer", "tt-hotline"])
+        }
+    }
+
+    func testARefusedAccountHasItsOwnMessageAndIsNeverCountedAsAWrongPassword() async throws {
+        try await PortalHarness.run { portal in
+            // More refusals than wrong passwords lock a name (5): none of them counts.
+            for _ in 0..<7 {
+                let page = try await portal.browser().signIn("tt-expired", "Expired-Pass-1")
+                XCTAssertEqual(page.status, .forbidden)
+                XCTAssertTrue(page.body.contains("Your account cannot sign in right now."))
+            }
+            let german = portal.browser()
+            german.extraHeaders[.acceptLanguage] = "de"
+            let page = try await german.signIn("tt-expired", "Expired-Pass-1")
+            XCTAssertTrue(page.body.contains("Ihr Konto kann sich gerade nicht anmelden. Bitte wenden Sie sich an Ihre Administration."))
+            let reasons = try await portal.auditActions("signin").map { $0.detailValues["reason"] }
+            XCTAssertEqual(reasons, Array(repeating: "account_refused", count: 8))
+            // A wrong password still counts: four more do not lock yet, the fifth does.
+            for _ in 0..<4 {
+                let wrong = try await portal.browser().signIn("tt-expired", "wrong")
+                XCTAssertEqual(wrong.status, .unauthorized)
+            }
+        }
+    }
+
+    func testEverySpellingOfANameCountsOnOneLock() async throws {
+        try await PortalHarness.run { portal in
+            // What SSSD accepts as one person (case_sensitive = false, a domain): one counter.
+            for spelling in ["TT-Officer", "tt-officer@example.org", "EXAMPLE\\tt-officer", "Tt-OFFICER@Example.org", "tt-officer"] {
+                let page = try await portal.browser().signIn(spelling, "wrong")
+                XCTAssertEqual(page.status, .unauthorized, spelling)
+            }
+            let locked = try await portal.browser().signIn("tt-officer", "Officer-Pass-1")
+            XCTAssertEqual(locked.status, .tooManyRequests, "five wrong passwords under five spellings lock the name")
+            // Each failure's actor is the name's key; the spelling typed is kept beside it.
+            let failures = try await portal.auditActions("signin").filter { $0.detailValues["reason"] == "authentication_failed" }
+            XCTAssertEqual(Set(failures.map(\.actor)), ["tt-officer"])
+            XCTAssertEqual(failures.compactMap { $0.detailValues["typed"] },
+                           ["TT-Officer", "tt-officer@example.org", "EXAMPLE\\tt-officer", "Tt-OFFICER@Example.org"])
+        }
+    }
+
+    func testTheAdminFindsASignInUnderTheCanonicalNameAndUnderTheSpellingTyped() async throws {
+        try await PortalHarness.run { portal in
+            _ = try await portal.browser().signIn("TT-Officer@example.org", "wrong")
+            _ = try await portal.browser().signIn("tt-officer", "wrong")
+            let admin = try await portal.signedInThroughPAM(.admin)
+            for query in ["tt-officer", "TT-OFFICER", "tt-officer@example.org", "EXAMPLE%5Ctt-officer"] {
+                let page = try await admin.get("/admin/audit?actor=\(query)&action=signin")
+                XCTAssertEqual(page.status, .ok, query)
+                let rows = page.body.matches(of: /<td class="details" data-details="[^"]*authentication_failed/).count
+                XCTAssertEqual(rows, 2, "actor=\(query) finds both failures")
+            }
+            let other = try await admin.get("/admin/audit?actor=tt-hotline&action=signin")
+            XCTAssertFalse(other.body.contains("authentication_failed"))
         }
     }
 

@@ -1,3 +1,4 @@
+import AccessControl
 import Audit
 import FluentKit
 import Foundation
@@ -157,7 +158,13 @@ package struct AuditSearch: Sendable {
         var query = sql(db).select().column(SQLRaw(AuditRow.columns)).from("audit_log")
         // `lower(actor)` and `substr(subject, 1, 12)` exactly as the indexes of migration
         // AuditReview.AddSearchIndexes have them.
-        if let actor = filter.actor { query = query.where(SQLRaw("lower(actor)"), .equal, SQLFunction("lower", args: SQLBind(actor))) }
+        // Any spelling finds the person's entries: the name as written (the canonical name of a
+        // signed-in user) and its AccountKey (the actor of failed sign-ins, typed any way).
+        if let actor = filter.actor {
+            // lower() on both sides as written, as SQLite's lower() folds ASCII only.
+            let spellings = SQLGroupExpression([SQLFunction("lower", args: SQLBind(actor)), SQLBind(AccountKey.of(actor))])
+            query = query.where(SQLRaw("lower(actor)"), .in, spellings)
+        }
         if let action {
             query = query.where("action", .equal, SQLBind(action))
         } else if let actions = prepared.actions {
