@@ -122,7 +122,12 @@ libnss-ldapd libnss-ldapd/nsswitch multiselect
 libnss-ldapd libnss-ldapd/clean_nsswitch boolean false
 PRESEED
   echo "installing ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${packages[@]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # As install-deps.sh: wait for the dpkg lock, retry downloads. No recommends: nslcd's
+  # recommendation nscd would cache groups (docs/pam/README.md).
+  apt_options=(-o DPkg::Lock::Timeout=300 -o Acquire::Retries=3)
+  apt-get "${apt_options[@]}" update -q
+  apt-get "${apt_options[@]}" install -y -q --no-install-recommends "${packages[@]}"
   # libpam-ldapd and libpam-sss run pam-auth-update and add pam_ldap and pam_sss to
   # /etc/pam.d/common-* (despite the preseeding); sssd-common pulls in libpam-pwquality, which
   # adds pam_pwquality. Switch off what was not there before.

@@ -12,6 +12,8 @@ echo "== installing dependencies"
 bash scripts/install-deps.sh
 echo "== installing the PAM test stack (accounts, /etc/pam.d services, OATH token)"
 bash scripts/install-pam-stack.sh
+echo "== installing the directory test stack (slapd, nslcd, SSSD; scripts/install-directory-stack.sh)"
+bash scripts/install-directory-stack.sh
 echo "== starting PostgreSQL"
 postgres_url=$(bash scripts/start-test-postgres.sh | tail -n 1)
 
@@ -54,6 +56,8 @@ E2E_DATABASE="$e2e_url" E2E_INTERNAL_TLS=1 E2E_NO_SKIPS=1 python3 -m pytest -q T
 
 echo "== fault tests (database restart and read-only, disk full, hanging PAM, SIGTERM under load)"
 python3 -m pytest -q Tests/faults
+echo "== directory tests (sign-in through slapd by nslcd and by SSSD, SQLite)"
+python3 -m pytest -q Tests/directory
 echo "== schemathesis (property-based tests of both listeners against the OpenAPI document)"
 bash scripts/schemathesis.sh
 echo "all test suites passed (Swift on SQLite and PostgreSQL, browser x2, end to end x2, schemathesis)"
