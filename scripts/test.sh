@@ -3,7 +3,8 @@
 #   installs what is missing, installs the PAM test stack, starts PostgreSQL, builds, runs the
 #   Swift tests against SQLite and PostgreSQL, then the browser tests in headless Chromium and
 #   Firefox ESR, the end-to-end tests (portal + verification server + app-like client) against
-#   SQLite and PostgreSQL, and schemathesis against docs/verification-api.yaml.
+#   SQLite and PostgreSQL, the fault and directory tests (slapd through nslcd and SSSD), and
+#   schemathesis against docs/verification-api.yaml.
 # Usage: scripts/test.sh            (CI runs exactly this through .ci/run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,4 +61,4 @@ echo "== directory tests (sign-in through slapd by nslcd and by SSSD, SQLite)"
 python3 -m pytest -q Tests/directory
 echo "== schemathesis (property-based tests of both listeners against the OpenAPI document)"
 bash scripts/schemathesis.sh
-echo "all test suites passed (Swift on SQLite and PostgreSQL, browser x2, end to end x2, schemathesis)"
+echo "all test suites passed (Swift on SQLite and PostgreSQL, browser x2, end to end x2, faults, directory, schemathesis)"
