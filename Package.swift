@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/async-kit.git", from: "1.22.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
@@ -150,6 +151,9 @@ let package = Package(
         .target(name: "VerificationServer", dependencies: [
             "Verification", "Storage", "Audit", "TeleTAN", "ServiceAuth", "HTTPSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -202,6 +206,9 @@ let package = Package(
         .testTarget(name: "VerificationServerTests", dependencies: [
             "VerificationServer", "Verification", "ServiceAuth", "TeleTAN", "Storage", "TestSupport", "Audit",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "CryptoExtras", package: "swift-crypto"),
             .product(name: "FluentKit", package: "fluent-kit"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),

@@ -8,7 +8,7 @@ import NIOHTTP1
 /// The request rules of the CWA verification API, before any handler runs: bodies over 10,000
 /// bytes and chunked bodies are refused with 406, a body that is not JSON with 415; a forwarded
 /// client address is used behind a trusted proxy. Every error leaves as a small JSON body, never
-/// as a 500 for bad input.
+/// as a 500 for bad input; a trusted realm or the database out of reach is a 503.
 struct CWARequestMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     static let maxBodySize = 10_000
@@ -43,6 +43,12 @@ struct CWARequestMiddleware: RouterMiddleware {
             if let retry = error.headers[.retryAfter] { headers[.retryAfter] = retry }
             if let allow = error.headers[.allow] { headers[.allow] = allow }
             return Self.json(status: status, ["status": .int(status.code), "error": .string(error.body ?? status.reasonPhrase)], headers: headers)
+        } catch let error as BearerTokenVerifier.RealmUnavailable {
+            // The realm's URL, never the token: the operator needs to know which realm to look at.
+            context.logger.warning("trusted IAM unreachable: request refused with 503", metadata: [
+                "realms": "\(error.realms.joined(separator: ","))"])
+            return Self.json(status: .serviceUnavailable, ["status": .int(503), "error": .string("identity provider unreachable, try again shortly")],
+                             headers: [.retryAfter: "10"])
         } catch is DecodingError {
             return Self.json(status: .badRequest, ["status": .int(400), "error": .string("malformed JSON")])
         } catch is NIOTooManyBytesError {

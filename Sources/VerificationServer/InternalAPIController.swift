@@ -15,7 +15,7 @@ struct InternalAPIController: Sendable {
     let database: PortalDatabase
     let service: EmbeddedVerificationService
     let lifecycle: TeleTANLifecycle
-    let tokens: PortalTokenVerifier
+    let tokens: BearerTokenVerifier
     let audit: AuditLog
     let hasher: KeyedHasher
     let metrics: ServerMetrics
@@ -47,19 +47,20 @@ struct InternalAPIController: Sendable {
         let reference: String
     }
 
-    /// The portal's token, or 401. The scheme is case-insensitive (RFC 9110 §11.1).
-    private func verifiedToken(_ request: Request) async throws -> PortalTokenVerifier.Verified {
+    /// Who sent the request (a portal's or a realm's token), or 401; 503 when a trusted realm
+    /// had to be asked for its keys and could not be. The scheme is case-insensitive (RFC 9110 §11.1).
+    private func authenticatedCaller(_ request: Request) async throws -> Caller {
         guard let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer "),
-              let verified = await tokens.verify(String(authorization.dropFirst("Bearer ".count)), now: now())
+              let caller = try await tokens.verify(String(authorization.dropFirst("Bearer ".count)))
         else {
             throw HTTPError(.unauthorized, message: "missing or invalid token")
         }
-        return verified
+        return caller
     }
 
-    /// Either CWA role lets an officer see and revoke the teleTANs they issued.
-    private static func mayManageOwnTeleTANs(_ verified: PortalTokenVerifier.Verified) -> Bool {
-        verified.payload.roles.contains(PortalTokenPayload.hotlineRole) || verified.payload.roles.contains(PortalTokenPayload.eventRole)
+    /// A missing or wrong role is 401, as in CWA's verification server (it never answers 403).
+    static func missingRole(_ message: String) -> HTTPError {
+        HTTPError(.unauthorized, message: message)
     }
 
     /// A reference as the server hands them out: a UUID in its 36-character text form (any case).
@@ -79,22 +80,22 @@ struct InternalAPIController: Sendable {
     }
 
     @Sendable func createTeleTAN(_ request: Request, context: ServerRequestContext) async throws -> Response {
-        let verified = try await verifiedToken(request)
-        guard let type = TeleTANType(rawValue: (request.headers[Self.typeHeader] ?? "TEST").uppercased()) else {
+        let caller = try await authenticatedCaller(request)
+        let typeHeader = request.headers[Self.typeHeader]?.uppercased()
+        guard let type = TeleTANType(rawValue: typeHeader ?? "TEST") else {
             throw HTTPError(.badRequest, message: "X-CWA-TELETAN-TYPE must be TEST or EVENT")
         }
-        let requiredRole = type == .event ? PortalTokenPayload.eventRole : PortalTokenPayload.hotlineRole
-        let username = verified.payload.sub.value
+        let username = caller.username
         let event: @Sendable (AuditEvent.Outcome, String?, [String: String]) -> AuditEvent = { outcome, subject, details in
-            AuditEvent(action: "teletan.create", outcome: outcome, actor: username, role: verified.payload.roles.joined(separator: ","),
+            AuditEvent(action: "teletan.create", outcome: outcome, actor: username, role: caller.roles.joined(separator: ","),
                        address: context.clientAddress, requestID: context.id, subject: subject,
-                       details: details.merging(["portal": verified.portal, "type": type.rawValue]) { $1 }
+                       details: details.merging(caller.auditDetails.merging(["type": type.rawValue]) { $1 }) { $1 }
                            .merging(context.clientCertificateThumbprint.map { ["client_certificate": $0] } ?? [:]) { $1 })
         }
         let db = database.database(logger: context.logger)
-        guard verified.payload.roles.contains(requiredRole) else {
+        guard caller.mayCreate(type, typeHeader: typeHeader) else {
             try await audit.append(event(.refused, nil, ["reason": "role"]), at: now(), on: db)
-            throw HTTPError(.forbidden, message: "role \(requiredRole) required for \(type.rawValue) teleTANs")
+            throw Self.missingRole("no role for \(type.rawValue) teleTANs (\(CWARoles.hotline) for TEST, \(CWARoles.event) for EVENT)")
         }
         do {
             let issued = try await db.transaction { tx in
@@ -119,9 +120,9 @@ struct InternalAPIController: Sendable {
     /// The status of teleTANs the token's officer issued, by reference; others are left out
     /// (unknown and someone else's look the same).
     @Sendable func teleTANStatus(_ request: Request, context: ServerRequestContext) async throws -> Response {
-        let verified = try await verifiedToken(request)
-        guard Self.mayManageOwnTeleTANs(verified) else {
-            throw HTTPError(.forbidden, message: "role \(PortalTokenPayload.hotlineRole) or \(PortalTokenPayload.eventRole) required")
+        let caller = try await authenticatedCaller(request)
+        guard caller.mayManageOwnTeleTANs else {
+            throw Self.missingRole("role \(CWARoles.hotline) or \(CWARoles.event) required")
         }
         let body = try await request.decode(as: StatusRequest.self, context: context)
         guard (1...Self.maxStatusReferences).contains(body.references.count) else {
@@ -131,7 +132,7 @@ struct InternalAPIController: Sendable {
             throw HTTPError(.badRequest, message: "every reference must be a UUID")
         }
         let statuses = try await service.statuses(
-            of: body.references, requestedBy: verified.payload.sub.value, on: database.database(logger: context.logger))
+            of: body.references, requestedBy: caller.username, on: database.database(logger: context.logger))
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return CWARequestMiddleware.json(status: .ok, body: try encoder.encode(["statuses": statuses.mapValues(\.rawValue)]))
@@ -140,18 +141,18 @@ struct InternalAPIController: Sendable {
     /// Revokes a teleTAN the token's officer issued, unless the app redeemed it already; every
     /// attempt is audited (the reference in the details: it is a row id, nothing secret).
     @Sendable func revokeTeleTAN(_ request: Request, context: ServerRequestContext) async throws -> Response {
-        let verified = try await verifiedToken(request)
-        let username = verified.payload.sub.value
+        let caller = try await authenticatedCaller(request)
+        let username = caller.username
         let event: @Sendable (AuditEvent.Outcome, [String: String]) -> AuditEvent = { outcome, details in
-            AuditEvent(action: "teletan.revoke", outcome: outcome, actor: username, role: verified.payload.roles.joined(separator: ","),
+            AuditEvent(action: "teletan.revoke", outcome: outcome, actor: username, role: caller.roles.joined(separator: ","),
                        address: context.clientAddress, requestID: context.id, subject: nil,
-                       details: details.merging(["portal": verified.portal]) { $1 }
+                       details: details.merging(caller.auditDetails) { $1 }
                            .merging(context.clientCertificateThumbprint.map { ["client_certificate": $0] } ?? [:]) { $1 })
         }
         let db = database.database(logger: context.logger)
-        guard Self.mayManageOwnTeleTANs(verified) else {
+        guard caller.mayManageOwnTeleTANs else {
             try await audit.append(event(.refused, ["reason": "role"]), at: now(), on: db)
-            throw HTTPError(.forbidden, message: "role \(PortalTokenPayload.hotlineRole) or \(PortalTokenPayload.eventRole) required")
+            throw Self.missingRole("role \(CWARoles.hotline) or \(CWARoles.event) required")
         }
         let body = try await request.decode(as: RevokeRequest.self, context: context)
         guard Self.isReference(body.reference) else {

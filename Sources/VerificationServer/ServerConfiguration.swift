@@ -16,6 +16,8 @@ package struct ServerConfiguration: Sendable {
     package var secretFile = "verification.secret"
     /// Public keys (PEM) of the portals allowed to request teleTANs.
     package var trustedPortalKeys: [String] = []
+    /// Keycloak realms (base URLs, as CWA's `jwt.server`) whose RS256 tokens are accepted.
+    package var trustedRealms: [String] = []
     package var teleTANsPerHour = 1000
     /// Failed `/registrationToken` requests from one address before answers are slowed, and
     /// before the address is refused for `guessLockout`.

@@ -25,10 +25,16 @@ package final class VerificationServerApp: Sendable {
     let logger: Logger
     let hasher: KeyedHasher
     let tokens: PortalTokenVerifier
+    let realms: TrustedRealms
+    /// Only with realms to trust (its HTTP client must be shut down).
+    let certsFetcher: (any RealmCertsFetching)?
     let metrics = ServerMetrics()
     let now: @Sendable () -> Date
 
-    package init(configuration: ServerConfiguration, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) async throws {
+    /// `certsFetcher`: how trusted realms' certs documents are fetched (default: HTTP, see
+    /// ``HTTPCertsFetcher``); tests give their own.
+    package init(configuration: ServerConfiguration, logger: Logger, now: @escaping @Sendable () -> Date = Date.init,
+                 certsFetcher: (any RealmCertsFetching)? = nil) async throws {
         self.configuration = configuration
         self.logger = logger
         self.now = now
@@ -36,6 +42,12 @@ package final class VerificationServerApp: Sendable {
         tokens = try await PortalTokenVerifier(publicKeyPaths: configuration.trustedPortalKeys)
         database = try await PortalDatabase.openMigrated(
             location: configuration.database, poolSize: configuration.databasePoolSize, migrations: Self.migrations, logger: logger)
+        // Last: nothing may throw once the fetcher's HTTP client exists.
+        let fetcher = configuration.trustedRealms.isEmpty ? nil : certsFetcher ?? HTTPCertsFetcher()
+        self.certsFetcher = fetcher
+        realms = TrustedRealms(realms: fetcher.map { fetcher in
+            configuration.trustedRealms.map { TrustedRealm(url: $0, fetcher: fetcher, logger: logger, now: now) }
+        } ?? [])
     }
 
     var lifecycle: TeleTANLifecycle { TeleTANLifecycle(hasher: hasher, now: now) }
@@ -78,7 +90,8 @@ package final class VerificationServerApp: Sendable {
             service: EmbeddedVerificationService(
                 hasher: hasher, globalLimit: EmbeddedVerificationService.defaultGlobalLimit(perHour: configuration.teleTANsPerHour),
                 logger: logger, now: now),
-            lifecycle: lifecycle, tokens: tokens, audit: AuditLog(), hasher: hasher, metrics: metrics, now: now
+            lifecycle: lifecycle, tokens: BearerTokenVerifier(portals: tokens, realms: realms, now: now),
+            audit: AuditLog(), hasher: hasher, metrics: metrics, now: now
         ).addRoutes(to: router)
         // Here, not on the app-facing listener: counters that move only for real redemptions
         // would let anyone on the internet tell an app's real requests from its dummies.
@@ -113,6 +126,7 @@ package final class VerificationServerApp: Sendable {
     }
 
     package func shutdown() async {
+        await certsFetcher?.shutdown()
         await database.shutdown()
     }
 }

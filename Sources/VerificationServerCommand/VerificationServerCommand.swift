@@ -55,6 +55,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Public key of a portal allowed to request teleTANs; repeat for several (env VERIFICATION_TRUSTED_PORTAL_KEYS, comma-separated)")
     var trustedPortalKey: [String] = (Environment.value("VERIFICATION_TRUSTED_PORTAL_KEYS") ?? "")
         .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    @Option(help: "Base URL of a Keycloak realm server whose RS256 tokens are accepted (its keys from URL/auth/realms/cwa/protocol/openid-connect/certs); repeat for several (env VERIFICATION_TRUSTED_IAM, comma-separated)")
+    var trustedIam: [String] = (Environment.value("VERIFICATION_TRUSTED_IAM") ?? "")
+        .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     @Option(help: "teleTANs per rolling hour, both types (env VERIFICATION_TELETANS_PER_HOUR)")
     var teletansPerHour: String = Environment.value("VERIFICATION_TELETANS_PER_HOUR") ?? "1000"
     @Option(help: "TLS certificate chain (PEM) of the app-facing listener (env VERIFICATION_TLS_CERTIFICATE)")
@@ -87,6 +90,11 @@ struct Serve: AsyncParsableCommand {
         config.trustedPortalKeys = trustedPortalKey
         for path in trustedPortalKey where !FileManager.default.isReadableFile(atPath: path) {
             throw ConfigurationError(message: "--trusted-portal-key (VERIFICATION_TRUSTED_PORTAL_KEYS): cannot read '\(path)'")
+        }
+        config.trustedRealms = try trustedIam.map { text in
+            do { return try TrustedRealm.normalizedURL(text) } catch {
+                throw ConfigurationError(message: "--trusted-iam (VERIFICATION_TRUSTED_IAM): \(String(describing: error))")
+            }
         }
         config.teleTANsPerHour = try OptionParser.integer(teletansPerHour, flag: "--teletans-per-hour", env: "VERIFICATION_TELETANS_PER_HOUR", range: 1...100_000_000)
         config.trustProxy = trustProxy
@@ -147,6 +155,7 @@ struct Serve: AsyncParsableCommand {
         logger.info("verification server starting", metadata: [
             "app": "\(config.host):\(config.port)", "internal": "\(config.internalHost):\(config.internalPort)",
             "database": "\(config.database)", "trusted_portals": "\(config.trustedPortalKeys.count)",
+            "trusted_realms": "\(config.trustedRealms.joined(separator: ","))",
             "internal_tls": "\(config.internalTLS.map { $0.requiresClientCertificate ? "mutual" : "on" } ?? "off")",
         ])
         do {

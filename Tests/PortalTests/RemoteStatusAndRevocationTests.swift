@@ -74,7 +74,7 @@ final class RemoteStatusAndRevocationTests: XCTestCase {
                 XCTAssertNil(refused)
                 do {
                     _ = try await remote.revoke(reference: second.reference!, issuer: roleless, within: db)
-                    XCTFail("a 403 is no answer")
+                    XCTFail("a refusal (401) is no answer")
                 } catch VerificationServiceError.unavailable {}
                 // More references than one request takes are asked in batches.
                 let many = (0..<250).map { _ in UUID().uuidString.lowercased() } + [reference]

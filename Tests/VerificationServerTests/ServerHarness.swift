@@ -19,6 +19,7 @@ struct ServerUnderTest: Sendable {
 
     static func run(
         configure: @escaping (inout ServerConfiguration) -> Void = { _ in },
+        certsFetcher: (any RealmCertsFetching)? = nil,
         _ body: @Sendable @escaping (ServerUnderTest) async throws -> Void
     ) async throws {
         try await TestDatabases.forEach { location in
@@ -31,7 +32,8 @@ struct ServerUnderTest: Sendable {
             config.trustProxy = true
             configure(&config)
             let clock = TestClock(Date())
-            let server = try await VerificationServerApp(configuration: config, logger: TestDatabases.testLogger, now: clock.function)
+            let server = try await VerificationServerApp(configuration: config, logger: TestDatabases.testLogger, now: clock.function,
+                                                        certsFetcher: certsFetcher)
             let signer = try await PortalTokenSigner(privateKeyPath: keys.privateKey)
             do {
                 try await Application(router: server.makeAppRouter()).test(.router) { app in

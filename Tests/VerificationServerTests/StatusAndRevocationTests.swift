@@ -158,9 +158,10 @@ final class StatusAndRevocationTests: XCTestCase {
                 XCTAssertEqual(garbage.status, .unauthorized, path)
                 for roles in [[], ["c19hotline_admin"]] {
                     let token = try await s.signer.token(username: "officer-a", roles: roles, now: s.clock.now)
-                    let forbidden = try await s.post(s.internal, path, json: body, headers: [.authorization: "Bearer \(token)"])
-                    XCTAssertEqual(forbidden.status, .forbidden, "\(path) \(roles)")
-                    XCTAssertEqual(forbidden.json["status"] as? Int, 403, path)
+                    // A missing role is 401, as CWA answers it (never 403).
+                    let refused = try await s.post(s.internal, path, json: body, headers: [.authorization: "Bearer \(token)"])
+                    XCTAssertEqual(refused.status, .unauthorized, "\(path) \(roles)")
+                    XCTAssertEqual(refused.json["status"] as? Int, 401, path)
                 }
             }
             let refusedRevocations = try await sql(s.server.database.database(logger: TestDatabases.testLogger))
