@@ -23,13 +23,13 @@ EXPECTED = {
     ("app", "/version/v1/tan", 201), ("app", "/version/v1/tan", 400),
     ("app", "/version/v1/testresult", 200), ("app", "/version/v1/testresult", 400),
     ("internal", "/version/v1/tan/teletan", 201), ("internal", "/version/v1/tan/teletan", 400),
-    ("internal", "/version/v1/tan/teletan", 401), ("internal", "/version/v1/tan/teletan", 403),
+    ("internal", "/version/v1/tan/teletan", 401),
     ("internal", "/version/v1/tan/teletan", 429),
     ("internal", "/version/v1/tan/verify", 200), ("internal", "/version/v1/tan/verify", 404),
     ("internal", "/version/v1/tan/verify", 406),
     ("internal", "/version/v1/tan/teletan/status", 200), ("internal", "/version/v1/tan/teletan/status", 400),
-    ("internal", "/version/v1/tan/teletan/status", 401), ("internal", "/version/v1/tan/teletan/status", 403),
-    ("internal", "/version/v1/tan/teletan/revoke", 200), ("internal", "/version/v1/tan/teletan/revoke", 403),
+    ("internal", "/version/v1/tan/teletan/status", 401),
+    ("internal", "/version/v1/tan/teletan/revoke", 200), ("internal", "/version/v1/tan/teletan/revoke", 401),
     ("internal", "/version/v1/tan/teletan/revoke", 404),
 }
 

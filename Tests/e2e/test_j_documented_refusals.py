@@ -387,9 +387,9 @@ _add(TAN, {(400, "second TAN for one registration token"): _second_tan})
 _add(TELETAN, {
     (400, "unknown X-CWA-TELETAN-TYPE"): lambda c: c.api.create_teletan(c.token(), "PCR"),
     (400, "empty X-CWA-TELETAN-TYPE"): lambda c: c.api.create_teletan(c.token(), ""),
-    (403, "TEST teleTAN without c19hotline"): lambda c: c.api.create_teletan(c.token(["c19hotline_event"]), "TEST"),
-    (403, "EVENT teleTAN without c19hotline_event"): lambda c: c.api.create_teletan(c.token(["c19hotline"]), "EVENT"),
-    (403, "no roles"): lambda c: c.api.create_teletan(c.token([])),
+    (401, "TEST teleTAN without c19hotline"): lambda c: c.api.create_teletan(c.token(["c19hotline_event"]), "TEST"),
+    (401, "EVENT teleTAN without c19hotline_event"): lambda c: c.api.create_teletan(c.token(["c19hotline"]), "EVENT"),
+    (401, "no roles"): lambda c: c.api.create_teletan(c.token([])),
     (429, "global teleTAN limit reached"): _limit_reached,
 })
 _add(TELETAN, _unauthorized_cases(TELETAN, lambda: b""))
@@ -404,8 +404,8 @@ _add(STATUS, {
     (400, "101 references"): _status_body(lambda: [random_uuid() for _ in range(101)]),
     (400, "a reference that is no UUID"): _status_body(lambda: [random_uuid(), "not-a-uuid"]),
     (400, "a reference that is a number"): _status_body([1]),
-    (403, "no roles"): lambda c: c.api.post("internal", STATUS, {"references": [random_uuid()]}, headers=c.bearer([])),
-    (403, "another role only"): lambda c: c.api.post("internal", STATUS, {"references": [random_uuid()]}, headers=c.bearer(["admin"])),
+    (401, "no roles"): lambda c: c.api.post("internal", STATUS, {"references": [random_uuid()]}, headers=c.bearer([])),
+    (401, "another role only"): lambda c: c.api.post("internal", STATUS, {"references": [random_uuid()]}, headers=c.bearer(["admin"])),
 })
 _add(STATUS, _unauthorized_cases(STATUS, lambda: json.dumps({"references": [random_uuid()]}).encode()))
 _add(STATUS, _mutual_tls_case(STATUS, lambda: json.dumps({"references": [random_uuid()]}).encode()), tls_only=True)
@@ -416,7 +416,7 @@ _add(REVOKE, _json_body_cases(REVOKE, "internal", "reference", auth=True))
 _add(REVOKE, {
     (400, "reference no UUID"): _revoke_body("not-a-uuid"),
     (400, "reference a list"): _revoke_body(lambda c: [random_uuid()]),
-    (403, "no roles"): lambda c: c.api.post("internal", REVOKE, {"reference": random_uuid()}, headers=c.bearer([])),
+    (401, "no roles"): lambda c: c.api.post("internal", REVOKE, {"reference": random_uuid()}, headers=c.bearer([])),
     (404, "unknown reference"): _revoke_body(lambda c: random_uuid()),
     (404, "another officer's teleTAN"): _revoke_body(lambda c: c.reference(sub="e2e-other-officer")),
 })

@@ -1,6 +1,6 @@
 """Shared by the browser and end-to-end suites: a ledger of every secret the tests handled
-(teleTANs, registration tokens, TANs, passwords, and the phone numbers and names of hotline
-callers) and, once every server has stopped, a search of
+(teleTANs, registration tokens, TANs, passwords, bearer tokens and private keys, and the phone
+numbers and names of hotline callers) and, once every server has stopped, a search of
 everything those servers wrote for them: their logs, their SQLite files (with write-ahead log and
 journal), a data dump of each PostgreSQL database they used and, when that database is served by a
 cluster on this machine, its raw files (dead row versions too), the write-ahead log written during
@@ -340,6 +340,14 @@ class SecretsLedger:
             self.needles.setdefault(needle, f"{label} ({how})")
             if any(variant in body for body in posted):
                 self.not_in_session_files.add(needle)
+
+    def add_private_key(self, pem: bytes, what: str) -> None:
+        """A private key in PEM: every full base64 line of its body is a needle, which also finds
+        the key written as one base64 line (PEM lines are whole 48-byte chunks of that text)."""
+        lines = [line for line in pem.splitlines() if len(line) == 64 and not line.startswith(b"-----")]
+        assert len(lines) >= 8, f"{what}: not a PEM private key"
+        for number, line in enumerate(lines, 1):
+            self.needles[line] = f"{what} (PEM line {number})"
 
     def add_password(self, password: str) -> None:
         assert password, "an empty password would match everything"
