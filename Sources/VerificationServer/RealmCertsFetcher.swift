@@ -35,7 +35,7 @@ package final class HTTPCertsFetcher: RealmCertsFetching {
         do {
             response = try await client.execute(request, timeout: Self.timeout)
         } catch {
-            throw RealmCertsFetchFailure("unreachable (\(String(describing: type(of: error))): \(error))")
+            throw RealmCertsFetchFailure("unreachable: \(error)")
         }
         guard response.status.code == 200 else {
             throw RealmCertsFetchFailure("answered \(response.status.code)")

@@ -117,13 +117,23 @@ final class TrustedRealmTests: XCTestCase {
         let fetcher = FakeCertsFetcher(document: realm.certsDocument, delay: .milliseconds(200))
         let clock = TestClock()
         let trusted = TrustedRealm(url: "http://iam", fetcher: fetcher, logger: TestDatabases.testLogger, now: clock.function)
-        // 50 concurrent lookups of made-up kids: one fetch between them.
-        await withTaskGroup(of: Void.self) { group in
+        // 50 concurrent lookups, made-up kids and the real one: one fetch between them, and every
+        // lookup waits for it (the real kid is found by each, none is answered "unavailable").
+        let found = await withTaskGroup(of: Bool?.self) { group in
             for index in 0..<50 {
-                group.addTask { _ = await trusted.key(for: "made-up-\(index)") }
+                group.addTask {
+                    switch await trusted.key(for: index % 2 == 0 ? realm.kid : "made-up-\(index)") {
+                    case .key: true
+                    case .unknownKey: false
+                    case .unavailable: nil
+                    }
+                }
             }
+            return await group.reduce(into: [Bool?]()) { $0.append($1) }
         }
         XCTAssertEqual(fetcher.count, 1)
+        XCTAssertEqual(found.filter { $0 == true }.count, 25, "\(found)")
+        XCTAssertEqual(found.filter { $0 == false }.count, 25, "\(found)")
         // More made-up kids within the interval: no fetch; the realm's keys are known, so 401.
         for index in 0..<20 {
             guard case .unknownKey = await trusted.key(for: "again-\(index)") else { return XCTFail("expected unknownKey") }

@@ -83,9 +83,11 @@ def test_document_is_valid_openapi_3_0(openapi):
             (server,) = item["servers"]
             assert server["url"].endswith(":8081" if operation["tags"] == ["app"] else ":8082"), path
     for path in ("/version/v1/tan/teletan", "/version/v1/tan/teletan/status", "/version/v1/tan/teletan/revoke"):
-        assert openapi.doc["paths"][path]["post"]["security"] == [{"portalToken": []}], path
-    scheme = openapi.doc["components"]["securitySchemes"]["portalToken"]
-    assert (scheme["type"], scheme["scheme"], scheme["bearerFormat"]) == ("http", "bearer", "JWT")
+        # Either a portal's ES256 token or a trusted Keycloak realm's RS256 token.
+        assert openapi.doc["paths"][path]["post"]["security"] == [{"portalToken": []}, {"realmToken": []}], path
+    for name in ("portalToken", "realmToken"):
+        scheme = openapi.doc["components"]["securitySchemes"][name]
+        assert (scheme["type"], scheme["scheme"], scheme["bearerFormat"]) == ("http", "bearer", "JWT")
 
 
 def test_document_examples_match_their_patterns(openapi):

@@ -445,7 +445,8 @@ def test_every_documented_refusal_has_cases():
     """The cases cover exactly the document's (path, 4xx status) pairs: a status added to the
     document without a case here fails, and so does a case for a status it no longer names."""
     documented = documented_refusals()
-    assert len(documented) >= 30, sorted(documented)
+    # 29 since a missing role became a 401 (CWA's answer) instead of a 403 of its own.
+    assert len(documented) >= 29, sorted(documented)
     assert documented - set(CASES) == set(), f"documented refusals without a case: {sorted(documented - set(CASES))}"
     assert set(CASES) - documented == set(), f"cases for refusals the document does not name: {sorted(set(CASES) - documented)}"
 
