@@ -95,7 +95,7 @@ struct InternalAPIController: Sendable {
         let db = database.database(logger: context.logger)
         guard caller.mayCreate(type, typeHeader: typeHeader) else {
             try await audit.append(event(.refused, nil, ["reason": "role"]), at: now(), on: db)
-            throw Self.missingRole("no role for \(type.rawValue) teleTANs (\(CWARoles.hotline) for TEST, \(CWARoles.event) for EVENT)")
+            throw Self.missingRole("the token lacks the role for \(type.rawValue) teleTANs")
         }
         do {
             let issued = try await db.transaction { tx in
