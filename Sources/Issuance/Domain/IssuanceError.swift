@@ -4,4 +4,7 @@ package enum IssuanceError: Error, Equatable {
     case tooManyRequests(retryAfterSeconds: Int, global: Bool)
     /// The verification service did not confirm a teleTAN.
     case serviceUnavailable
+    /// The verification server refused the portal's token: a setting of the portal (or its
+    /// clock) to be fixed by the operator, not by trying again.
+    case serviceRefusedToken
 }
