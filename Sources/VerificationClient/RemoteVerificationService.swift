@@ -14,7 +14,7 @@ import Verification
 /// signed with this portal's key, in the format `auth` speaks (this project's, or CWA's). Nothing
 /// that the server did not confirm with a well-formed teleTAN is ever returned, and no request
 /// waits longer than `timeout`. A 401 is logged once per refused request with its likely causes
-/// (never the token).
+/// (never the token): the token, or over `https` the client certificate.
 ///
 /// Status and revocation use this server's own internal endpoints (`/tan/teletan/status`,
 /// `/tan/teletan/revoke`); a plain CWA server has neither, and gives no reference at issuance.
@@ -27,6 +27,8 @@ package final class RemoteVerificationService: VerificationService {
     private let timeout: Duration
     private let now: @Sendable () -> Date
     private let logger: Logger
+    /// Over `https` a 401 may also mean that the server does not allow the client certificate.
+    private let usesTLS: Bool
 
     /// `tls` adds a client certificate (mutual TLS) or trust roots for an `https` server; without
     /// it, `https` uses the system's trust store.
@@ -39,6 +41,7 @@ package final class RemoteVerificationService: VerificationService {
         self.timeout = timeout
         self.now = now
         self.logger = logger
+        usesTLS = baseURL.lowercased().hasPrefix("https:")
         // A fresh connection per request after a failure: the server coming back is picked up
         // by the next request, without a restart.
         var configuration = HTTPClient.Configuration()
@@ -81,8 +84,11 @@ package final class RemoteVerificationService: VerificationService {
             var metadata: Logger.Metadata = ["verification_auth": "\(signer.format)", "teletan_type": "\(request.type.rawValue)"]
             // The id the officer's page shows, to find this line.
             if let id = request.requestID { metadata["request_id"] = "\(id)" }
-            logger.error("the verification server refused this portal's token (HTTP 401): \(signer.refusalHint)", metadata: metadata)
-            throw VerificationServiceError.tokenRefused
+            let certificate = usesTLS
+                ? "; or the server does not allow this portal's TLS client certificate (--verification-client-certificate: its SHA-256 thumbprint must be on the server's allow-list)"
+                : ""
+            logger.error("the verification server refused this portal's token (HTTP 401): \(signer.refusalHint)\(certificate)", metadata: metadata)
+            throw VerificationServiceError.credentialsRefused
         default:
             throw VerificationServiceError.unavailable(reason: "status \(response.status.code)")
         }

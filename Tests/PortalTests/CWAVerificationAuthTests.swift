@@ -93,7 +93,7 @@ final class CWAVerificationAuthTests: XCTestCase {
 
                 let audited = try await portal.auditActions("teletan.issue")
                 XCTAssertEqual(audited.map(\.outcome), ["failure", "failure", "failure"])
-                XCTAssertTrue(audited.allSatisfy { $0.details.contains("service_refused_token") }, "\(audited.map(\.details))")
+                XCTAssertTrue(audited.allSatisfy { $0.details.contains("service_refused_credentials") }, "\(audited.map(\.details))")
 
                 let received = refusals.requests.withLock { Array($0.dropFirst(receivedBefore)) }
                 XCTAssertEqual(received.count, 3)

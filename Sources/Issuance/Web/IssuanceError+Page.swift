@@ -5,7 +5,7 @@ extension IssuanceError: UserFacingError {
     package var status: HTTPResponse.Status {
         switch self {
         case .tooManyRequests: .tooManyRequests
-        case .serviceUnavailable, .serviceRefusedToken: .serviceUnavailable
+        case .serviceUnavailable, .serviceRefusedCredentials: .serviceUnavailable
         }
     }
 
@@ -14,7 +14,7 @@ extension IssuanceError: UserFacingError {
         case .tooManyRequests(let seconds, _): seconds
         case .serviceUnavailable: 30
         // Waiting does not help; the operator must change a setting.
-        case .serviceRefusedToken: nil
+        case .serviceRefusedCredentials: nil
         }
     }
 
@@ -25,8 +25,8 @@ extension IssuanceError: UserFacingError {
                           ["wait": DurationText.text(seconds: seconds, in: language)])
         case .serviceUnavailable:
             nil
-        case .serviceRefusedToken:
-            renderer.text("error_503_token_refused", in: language)
+        case .serviceRefusedCredentials:
+            renderer.text("error_503_credentials_refused", in: language)
         }
     }
 }
