@@ -49,7 +49,11 @@ package struct CWATokenSigner: VerificationAuth {
     package init(key: CWASigningKey) async {
         keyID = key.keyID
         keys = JWTKeyCollection()
-        await keys.add(rsa: key.privateKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: keyID))
+        // Whole seconds in iat and exp, as Keycloak writes them (jwt-kit's default has fractions).
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .integerSecondsSince1970
+        await keys.add(rsa: key.privateKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: keyID),
+                       serializer: DefaultJWTSerializer(jsonEncoder: encoder))
     }
 
     package var format: String { "cwa" }

@@ -75,6 +75,9 @@ final class CWATokenTests: XCTestCase {
         XCTAssertEqual(iat, now.timeIntervalSince1970.rounded(.down), accuracy: 1)
         XCTAssertEqual(exp - iat, 60, accuracy: 1)
         XCTAssertEqual(Set(claims.keys), ["sub", "preferred_username", "realm_access", "iat", "exp"])
+        let claimsText = String(decoding: try XCTUnwrap(decode(parts[1])), as: UTF8.self)
+        XCTAssertNotNil(claimsText.firstMatch(of: /"iat":[0-9]+[,}]/), "whole seconds, as Keycloak writes them: \(claimsText)")
+        XCTAssertNotNil(claimsText.firstMatch(of: /"exp":[0-9]+[,}]/), claimsText)
 
         // Verified with the public key of the certificate file (what the server reads from x5c).
         let verifier = JWTKeyCollection()

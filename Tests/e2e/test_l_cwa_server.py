@@ -203,6 +203,7 @@ def test_an_officer_issues_a_test_teletan_through_the_cwa_stub(browser, cwa, cwa
     claims = received.claims
     assert claims["realm_access"] == {"roles": ["c19hotline"]}
     assert claims["sub"] == claims["preferred_username"] == OFFICER[0]
+    assert isinstance(claims["iat"], int) and isinstance(claims["exp"], int), "whole seconds, as Keycloak writes them"
     assert claims["exp"] - claims["iat"] == 60
     assert "roles" not in claims, "CWA's format has no top-level roles"
 
