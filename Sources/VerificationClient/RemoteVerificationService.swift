@@ -11,9 +11,9 @@ import Verification
 
 /// A CWA-compatible verification server reached over HTTP (`POST /version/v1/tan/teletan`),
 /// behind the same boundary as the embedded service. Every request carries a short-lived JWT
-/// signed with this portal's key, in the format `auth` speaks (this project's, or CWA's). Nothing
-/// that the server did not confirm with a well-formed teleTAN is ever returned, and no request
-/// waits longer than `timeout`. A 401 is logged once per refused request with its likely causes
+/// signed with this portal's key, in the format its `signer` speaks (this project's, or CWA's).
+/// Nothing that the server did not confirm with a well-formed teleTAN is ever returned, and no
+/// request waits longer than `timeout`. A 401 is logged once per refused request with its likely causes
 /// (never the token): the token, or over `https` the client certificate.
 ///
 /// Status and revocation use this server's own internal endpoints (`/tan/teletan/status`,
