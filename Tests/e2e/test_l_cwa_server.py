@@ -119,7 +119,7 @@ def cwa_stack(workdir: Path, key: CWAKey, ledger, certs_from: CWAPortal | None =
 @pytest.fixture(scope="module")
 def cwa_key(tmp_path_factory, secrets_ledger) -> CWAKey:
     key = CWAKey(tmp_path_factory.mktemp("cwa-key"))
-    secrets_ledger.add_private_key(key.private_path, "the portal's CWA signing key")
+    secrets_ledger.add_rsa_private_key(key.private_path, "the portal's CWA signing key")
     return key
 
 
@@ -265,7 +265,7 @@ def test_a_portal_whose_certificate_the_server_did_not_fetch_gets_the_refusal_pa
         browser, tmp_path, cwa, secrets_ledger):
     _, first = cwa
     other_key = CWAKey(tmp_path / "other-key")
-    secrets_ledger.add_private_key(other_key.private_path, "a second portal's CWA signing key")
+    secrets_ledger.add_rsa_private_key(other_key.private_path, "a second portal's CWA signing key")
     # The server's jwt.server points at the first portal: it checks this portal's tokens with the
     # first portal's certificate.
     with cwa_stack(tmp_path / "portal", other_key, secrets_ledger, certs_from=first) as (stub, portal):

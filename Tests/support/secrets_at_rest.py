@@ -356,7 +356,7 @@ class SecretsLedger:
         self.needles[token.encode()] = label
         self.needles[token.rsplit(".", 1)[1].encode()] = f"{label} (signature)"
 
-    def add_private_key(self, path: Path, what: str) -> None:
+    def add_rsa_private_key(self, path: Path, what: str) -> None:
         """An RSA private key file (PEM): searched as each line of its PEM text that holds
         private material only (the lines of the modulus and exponent are public: the portal
         publishes them in its certs document), and as its private numbers in JWK form
