@@ -66,11 +66,14 @@ let package = Package(
             .product(name: "FluentKit", package: "fluent-kit"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // Portal → verification server authentication: ES256 keys and short-lived JWTs.
+        // Portal → verification server authentication: ES256 keys and short-lived JWTs, and CWA's
+        // format (RS256 with an X.509 certificate published in Keycloak's certs format).
         .target(name: "ServiceAuth", dependencies: [
             "TeleTAN",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "CryptoExtras", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"),
         ]),
         // Roles, permissions and the one table between them; who acts (for domain code). No HTTP.
         .target(name: "AccessControl", dependencies: [
@@ -84,6 +87,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // Templates/ and Public/, built into the binary by the EmbedAssets plugin.
         .target(name: "PortalAssets", plugins: ["EmbedAssets"]),

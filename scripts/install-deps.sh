@@ -52,15 +52,17 @@ fi
 # scripts/schemathesis.sh installs its own pinned schemathesis. hypothesis (pinned: the form fuzz,
 # Tests/fuzz, generates the same inputs every run only with the same version) is the one
 # schemathesis 4.32.5 runs on too. phonenumbers (pinned: Google's libphonenumber metadata) is the
-# oracle for the callback-number tests and the source of Sources/Hotline's number plan.
+# oracle for the callback-number tests and the source of Sources/Hotline's number plan. PyJWT
+# (pinned) is what the CWA-like verification stub of the end-to-end tests validates tokens with.
 if python3 -c 'import selenium, pytest, requests, cryptography, yaml, jsonschema, openapi_spec_validator, axe_selenium_python' 2>/dev/null \
    && [[ $(python3 -c 'import jwt; print(jwt.__version__)' 2>/dev/null) == 2.15.1 ]] \
    && [[ $(python3 -c 'import hypothesis; print(hypothesis.__version__)' 2>/dev/null) == 6.155.2 ]] \
-   && [[ $(python3 -c 'import phonenumbers; print(phonenumbers.__version__)' 2>/dev/null) == 9.0.43 ]]; then
-  echo "Python modules selenium, pytest, requests, cryptography, PyJWT, PyYAML, jsonschema, openapi-spec-validator, axe-selenium-python, hypothesis, phonenumbers already present."
+   && [[ $(python3 -c 'import phonenumbers; print(phonenumbers.__version__)' 2>/dev/null) == 9.0.43 ]] \
+   && [[ $(python3 -c 'import jwt; print(jwt.__version__)' 2>/dev/null) == 2.15.1 ]]; then
+  echo "Python modules selenium, pytest, requests, cryptography, PyYAML, jsonschema, openapi-spec-validator, axe-selenium-python, hypothesis, phonenumbers, PyJWT already present."
 else
   python3 -m pip install --quiet --root-user-action=ignore \
-    selenium pytest requests cryptography PyJWT==2.15.1 PyYAML jsonschema openapi-spec-validator axe-selenium-python==2.1.6 hypothesis==6.155.2 phonenumbers==9.0.43
+    selenium pytest requests cryptography PyYAML jsonschema openapi-spec-validator axe-selenium-python==2.1.6 hypothesis==6.155.2 phonenumbers==9.0.43 PyJWT==2.15.1
 fi
 
 # Swift is a prerequisite, not installed here (it lives in /opt/swift).

@@ -39,18 +39,24 @@ package final class PortalApp: Sendable {
     package let hotline: HotlineFeature
     package let auditReview: AuditReviewFeature
     package let integrity: AuditIntegrity
+    /// The certs document on the metrics listener (`--verification-auth cwa`); nil: none.
+    let certs: CertsRoute?
     let logger: Logger
 
     var features: [any PortalFeature] { [signIn, issuance, hotline, auditReview] }
     package var database: PortalDatabase { foundation.database }
 
-    /// - Parameter verification: the teleTAN source; nil for the embedded service.
+    /// - Parameters:
+    ///   - verification: the teleTAN source; nil for the embedded service.
+    ///   - certs: the signing certificate a CWA verification server fetches from the metrics
+    ///     listener; nil when the portal does not sign CWA tokens.
     package init(
         configuration: PortalConfiguration, logger: Logger, verification: (any VerificationService)? = nil,
-        now: @escaping @Sendable () -> Date = Date.init
+        certs: CertsRoute? = nil, now: @escaping @Sendable () -> Date = Date.init
     ) async throws {
         self.configuration = configuration
         self.logger = logger
+        self.certs = certs
         let serverSecret = try SecretFile.loadOrCreate(at: configuration.secretFile)
         let signer = try CheckpointSigner.loadOrCreate(keyFile: configuration.auditCheckpointKey)
         let assets = try AssetFiles.load(
@@ -87,6 +93,11 @@ package final class PortalApp: Sendable {
         foundation.makeRouter(features: features)
     }
 
+    /// The metrics listener's routes (and the certs document, if the portal signs CWA tokens).
+    package func makeMetricsRouter() -> Router<BasicRequestContext> {
+        foundation.makeMetricsRouter(certs: certs)
+    }
+
     /// The routes and their access declarations, without the 405 answers (tests read them).
     package func makeRoutes() -> (router: Router<PortalRequestContext>, routes: DeclaredRoutes) {
         foundation.makeRoutes(features: features)
@@ -101,7 +112,7 @@ package final class PortalApp: Sendable {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             logger: logger)
         let metrics = Application(
-            router: foundation.makeMetricsRouter(),
+            router: makeMetricsRouter(),
             server: .http1(configuration: HTTPServerDefaults.http1),
             configuration: .init(address: .hostname(configuration.metricsHost, port: configuration.metricsPort), serverName: nil),
             logger: logger)

@@ -87,8 +87,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "'embedded', or the base URL of a CWA-compatible verification server's internal listener (env PORTAL_VERIFICATION_SERVER)")
     var verificationServer: String = Environment.value("PORTAL_VERIFICATION_SERVER") ?? "embedded"
-    @Option(help: "Private key (from `portal keygen`) that signs requests to the verification server (env PORTAL_VERIFICATION_KEY)")
-    var verificationKey: String = Environment.value("PORTAL_VERIFICATION_KEY") ?? "portal-key.pem"
+    @Option(help: "Token format for the verification server: 'portal' (this project's ES256 tokens) or 'cwa' (RS256 tokens as CWA's Keycloak issued them, for CWA's own verification server) (env PORTAL_VERIFICATION_AUTH)")
+    var verificationAuth: String = Environment.value("PORTAL_VERIFICATION_AUTH") ?? "portal"
+    @Option(help: "Private key (from `portal keygen`) that signs requests to the verification server; default portal-key.pem, or cwa-key.pem (RSA, at least 3072 bits) with --verification-auth cwa (env PORTAL_VERIFICATION_KEY)")
+    var verificationKey: String? = Environment.value("PORTAL_VERIFICATION_KEY")
+    @Option(help: "With --verification-auth cwa: the X.509 certificate (PEM) of --verification-key, published for the verification server on the metrics listener; default cwa-certificate.pem (env PORTAL_VERIFICATION_CERTIFICATE)")
+    var verificationCertificate: String? = Environment.value("PORTAL_VERIFICATION_CERTIFICATE")
     @Option(help: "Longest wait for the verification server (env PORTAL_VERIFICATION_TIMEOUT)")
     var verificationTimeout: String = Environment.value("PORTAL_VERIFICATION_TIMEOUT") ?? "5s"
     @Option(help: "Client certificate (PEM) for a verification server that requires mutual TLS (env PORTAL_VERIFICATION_CLIENT_CERTIFICATE)")
@@ -216,9 +220,21 @@ struct Serve: AsyncParsableCommand {
         return config
     }
 
-    /// nil for the embedded service; otherwise the HTTP client for the configured server.
-    func makeRemoteService() async throws -> RemoteVerificationService? {
-        guard verificationServer != "embedded" else { return nil }
+    /// nil for the embedded service; otherwise the HTTP client for the configured server, and
+    /// with `--verification-auth cwa` the certs document the metrics listener publishes.
+    func makeRemoteService(logger: Logger) async throws -> (service: RemoteVerificationService, certs: CertsRoute?)? {
+        guard ["portal", "cwa"].contains(verificationAuth) else {
+            throw ConfigurationError(message: "--verification-auth (PORTAL_VERIFICATION_AUTH): expected portal or cwa, got '\(verificationAuth)'")
+        }
+        if verificationAuth == "portal", verificationCertificate != nil {
+            throw ConfigurationError(message: "--verification-certificate (PORTAL_VERIFICATION_CERTIFICATE): only used with --verification-auth cwa")
+        }
+        guard verificationServer != "embedded" else {
+            if verificationAuth == "cwa" {
+                throw ConfigurationError(message: "--verification-auth (PORTAL_VERIFICATION_AUTH): cwa needs a remote --verification-server URL, not 'embedded'")
+            }
+            return nil
+        }
         guard let url = URL(string: verificationServer), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
             throw ConfigurationError(message: "--verification-server (PORTAL_VERIFICATION_SERVER): expected 'embedded' or an http(s) URL, got '\(verificationServer)'")
         }
@@ -237,27 +253,45 @@ struct Serve: AsyncParsableCommand {
             }
             throw ConfigurationError(message: "\(flag): \(error.description)")
         }
+        let (signer, certs) = try await makeSigner()
+        return (RemoteVerificationService(baseURL: verificationServer, signer: signer, timeout: timeout, tls: tls, logger: logger), certs)
+    }
+
+    /// The token signer of `--verification-auth`, and for `cwa` the certs document to publish.
+    private func makeSigner() async throws -> (any VerificationAuth, CertsRoute?) {
+        let keyFlag = "--verification-key (PORTAL_VERIFICATION_KEY)"
+        guard verificationAuth == "cwa" else {
+            do {
+                return (try await PortalTokenSigner(privateKeyPath: verificationKey ?? PortalKeys.privateKeyFile), nil)
+            } catch let error as PortalKeys.Failure {
+                throw ConfigurationError(message: "\(keyFlag): \(error.description)")
+            }
+        }
         do {
-            return RemoteVerificationService(baseURL: verificationServer, signer: try await PortalTokenSigner(privateKeyPath: verificationKey),
-                                             timeout: timeout, tls: tls)
-        } catch let error as PortalKeys.Failure {
-            throw ConfigurationError(message: "--verification-key (PORTAL_VERIFICATION_KEY): \(error.description)")
+            let key = try CWASigningKey.load(keyPath: verificationKey ?? CWASigningKey.privateKeyFile,
+                                             certificatePath: verificationCertificate ?? CWASigningKey.certificateFile)
+            return (await CWATokenSigner(key: key), CertsRoute(document: try CertsDocument.json(for: key)))
+        } catch let error as CWASigningKey.Failure {
+            let flag = error.setting == .key ? keyFlag : "--verification-certificate (PORTAL_VERIFICATION_CERTIFICATE)"
+            throw ConfigurationError(message: "\(flag): \(error.description)")
         }
     }
 
     func run() async throws {
         let config = try makeConfiguration()
-        let remote = try await makeRemoteService()
         let logger = try storage.makeLogger()
+        let made = try await makeRemoteService(logger: logger)
+        let remote = made?.service
         let portal: PortalApp
         do {
-            portal = try await PortalApp(configuration: config, logger: logger, verification: remote)
+            portal = try await PortalApp(configuration: config, logger: logger, verification: remote, certs: made?.certs)
         } catch {
             await remote?.shutdown()
             throw CommandFailure(message: "cannot start: \(StartupError.describe(error))")
         }
         logger.info("portal starting", metadata: [
             "address": "\(config.host):\(config.port)", "database": "\(config.database)", "pam_service": "\(config.pamService)",
+            "verification_auth": "\(remote == nil ? "embedded" : verificationAuth)",
         ])
         do {
             try await portal.run()
@@ -274,17 +308,40 @@ struct Serve: AsyncParsableCommand {
 
 struct Keygen: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write a key pair for signing requests to a verification server: DIR/portal-key.pem (keep it private) and DIR/portal-key.pub.pem (give it to the server's --trusted-portal-key).")
+        abstract: "Write a key for signing requests to a verification server.",
+        discussion: """
+            portal (default): DIR/portal-key.pem (keep it private) and DIR/portal-key.pub.pem (give it to our \
+            verification server's --trusted-portal-key).
+            cwa: DIR/cwa-key.pem (RSA 3072 bits, keep it private) and DIR/cwa-certificate.pem (self-signed X.509, \
+            valid 2 years), for `portal serve --verification-auth cwa --verification-key DIR/cwa-key.pem \
+            --verification-certificate DIR/cwa-certificate.pem`.
+            """)
 
-    @Option(help: "Directory for the two key files (created if missing; existing keys are never overwritten)")
+    @Option(help: "Directory for the two files (created if missing; existing keys are never overwritten)")
     var out: String
+    @Option(help: "The token format the key is for: portal or cwa (as serve's --verification-auth)")
+    var verificationAuth = "portal"
+    @Option(help: "With cwa: the certificate's subject and issuer common name")
+    var commonName = "teletan-portal"
 
     func run() throws {
-        do {
-            let (privateKey, publicKey) = try PortalKeys.generate(into: out)
-            print("private key: \(privateKey)\npublic key:  \(publicKey)")
-        } catch let error as PortalKeys.Failure {
-            throw CommandFailure(message: error.description)
+        switch verificationAuth {
+        case "portal":
+            do {
+                let (privateKey, publicKey) = try PortalKeys.generate(into: out)
+                print("private key: \(privateKey)\npublic key:  \(publicKey)")
+            } catch let error as PortalKeys.Failure {
+                throw CommandFailure(message: error.description)
+            }
+        case "cwa":
+            do {
+                let (privateKey, certificate) = try CWASigningKey.generate(into: out, commonName: commonName)
+                print("private key: \(privateKey)\ncertificate: \(certificate)")
+            } catch let error as CWASigningKey.Failure {
+                throw CommandFailure(message: error.description)
+            }
+        default:
+            throw ConfigurationError(message: "--verification-auth: expected portal or cwa, got '\(verificationAuth)'")
         }
     }
 }

@@ -75,6 +75,10 @@ package enum VerificationServiceError: Error, Sendable, Equatable {
     case globalLimitReached(retryAfter: Duration)
     /// The verification server did not confirm the teleTAN (unreachable, timeout, 5xx, ...).
     case unavailable(reason: String)
+    /// The verification server refused this portal's credentials (HTTP 401): its token (format,
+    /// key or certificate, clock) or its TLS client certificate do not fit the server; retrying
+    /// won't help.
+    case credentialsRefused
 }
 
 /// The boundary between the portal and the verification server. The portal embeds

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import FluentKit
 import Foundation
+import Logging
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -10,8 +11,10 @@ import Verification
 
 /// A CWA-compatible verification server reached over HTTP (`POST /version/v1/tan/teletan`),
 /// behind the same boundary as the embedded service. Every request carries a short-lived JWT
-/// signed with this portal's key. Nothing that the server did not confirm with a well-formed
-/// teleTAN is ever returned, and no request waits longer than `timeout`.
+/// signed with this portal's key, in the format its `signer` speaks (this project's, or CWA's).
+/// Nothing that the server did not confirm with a well-formed teleTAN is ever returned, and no
+/// request waits longer than `timeout`. A 401 is logged once per refused request with its likely causes
+/// (never the token): the token, or over `https` the client certificate.
 ///
 /// Status and revocation use this server's own internal endpoints (`/tan/teletan/status`,
 /// `/tan/teletan/revoke`); a plain CWA server has neither, and gives no reference at issuance.
@@ -19,21 +22,26 @@ package final class RemoteVerificationService: VerificationService {
     private let endpoint: String
     private let statusEndpoint: String
     private let revokeEndpoint: String
-    private let signer: PortalTokenSigner
+    private let signer: any VerificationAuth
     private let client: HTTPClient
     private let timeout: Duration
     private let now: @Sendable () -> Date
+    private let logger: Logger
+    /// Over `https` a 401 may also mean that the server does not allow the client certificate.
+    private let usesTLS: Bool
 
     /// `tls` adds a client certificate (mutual TLS) or trust roots for an `https` server; without
     /// it, `https` uses the system's trust store.
-    package init(baseURL: String, signer: PortalTokenSigner, timeout: Duration = .seconds(5), tls: TLSConfiguration? = nil,
-                now: @escaping @Sendable () -> Date = Date.init) {
+    package init(baseURL: String, signer: any VerificationAuth, timeout: Duration = .seconds(5), tls: TLSConfiguration? = nil,
+                logger: Logger = Logger(label: "teletan-portal"), now: @escaping @Sendable () -> Date = Date.init) {
         endpoint = baseURL.hasSuffix("/") ? baseURL + "version/v1/tan/teletan" : baseURL + "/version/v1/tan/teletan"
         statusEndpoint = endpoint + "/status"
         revokeEndpoint = endpoint + "/revoke"
         self.signer = signer
         self.timeout = timeout
         self.now = now
+        self.logger = logger
+        usesTLS = baseURL.lowercased().hasPrefix("https:")
         // A fresh connection per request after a failure: the server coming back is picked up
         // by the next request, without a restart.
         var configuration = HTTPClient.Configuration()
@@ -48,7 +56,9 @@ package final class RemoteVerificationService: VerificationService {
         var http = HTTPClientRequest(url: endpoint)
         http.method = .POST
         http.headers.add(name: "Authorization", value: "Bearer " + (try await signer.token(username: request.requestedBy, roles: request.roles, now: issuedAt)))
-        http.headers.add(name: "X-CWA-TELETAN-TYPE", value: request.type.rawValue)
+        if let type = signer.typeHeader(for: request.type) {
+            http.headers.add(name: "X-CWA-TELETAN-TYPE", value: type)
+        }
         http.headers.add(name: "Content-Length", value: "0")
         let response: HTTPClientResponse
         do {
@@ -70,6 +80,15 @@ package final class RemoteVerificationService: VerificationService {
         case 429:
             let seconds = response.headers.first(name: "Retry-After").flatMap(Int64.init) ?? 60
             throw VerificationServiceError.globalLimitReached(retryAfter: .seconds(max(1, seconds)))
+        case 401:
+            var metadata: Logger.Metadata = ["verification_auth": "\(signer.format)", "teletan_type": "\(request.type.rawValue)"]
+            // The id the officer's page shows, to find this line.
+            if let id = request.requestID { metadata["request_id"] = "\(id)" }
+            let certificate = usesTLS
+                ? "; or the server does not allow this portal's TLS client certificate (--verification-client-certificate: its SHA-256 thumbprint must be on the server's allow-list)"
+                : ""
+            logger.error("the verification server refused this portal's token (HTTP 401): \(signer.refusalHint)\(certificate)", metadata: metadata)
+            throw VerificationServiceError.credentialsRefused
         default:
             throw VerificationServiceError.unavailable(reason: "status \(response.status.code)")
         }

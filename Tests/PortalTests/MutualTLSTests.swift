@@ -39,10 +39,11 @@ final class MutualTLSTests: XCTestCase {
         }
     }
 
-    private static func remote(_ fixture: Fixture, client: TestCertificate?) throws -> RemoteVerificationService {
+    private static func remote(_ fixture: Fixture, client: TestCertificate?, log: LogRecorder = LogRecorder()) throws -> RemoteVerificationService {
         let tls = try VerificationClientTLS.configuration(
             certificate: client?.certificate, privateKey: client?.privateKey, trustRoots: fixture.server.certificate)
-        return RemoteVerificationService(baseURL: "https://127.0.0.1:\(fixture.port)", signer: fixture.signer, timeout: .seconds(5), tls: tls)
+        return RemoteVerificationService(
+            baseURL: "https://127.0.0.1:\(fixture.port)", signer: fixture.signer, timeout: .seconds(5), tls: tls, logger: log.logger())
     }
 
     func testAnAllowedPortalGetsATeleTANAndTheServerRecordsItsCertificate() async throws {
@@ -66,7 +67,8 @@ final class MutualTLSTests: XCTestCase {
     func testPortalsWithoutAnAllowedCertificateGetNoTeleTAN() async throws {
         try await withMutualTLSServer { fixture in
             for client in [fixture.stranger, nil] {
-                let remote = try Self.remote(fixture, client: client)
+                let log = LogRecorder()
+                let remote = try Self.remote(fixture, client: client, log: log)
                 try await PortalHarness.run(verification: remote) { portal in
                     let browser = try await portal.signedIn(.officer)
                     let page = try await browser.pressIssue()
@@ -74,8 +76,13 @@ final class MutualTLSTests: XCTestCase {
                     XCTAssertTrue(page.body.contains("No teleTAN was issued."))
                     let failure = try await portal.auditActions("teletan.issue").last
                     XCTAssertEqual(failure?.outcome, "failure")
-                    XCTAssertEqual(failure?.detailValues["reason"], "service_unavailable")
+                    // A 401 (the certificate is not on the allow-list): the operator's to fix.
+                    XCTAssertEqual(failure?.detailValues["reason"], "service_refused_credentials")
+                    XCTAssertTrue(page.body.contains("did not accept the portal"), "the credentials page")
                 }
+                // The operator's log line names the client certificate among the likely causes.
+                XCTAssertTrue(log.lines.contains { $0.message.contains("HTTP 401") && $0.message.contains("--verification-client-certificate") },
+                              "\(log.lines.map(\.message))")
                 await remote.shutdown()
             }
             // Refused by the server itself (401 before any handler), not lost on the way: nothing

@@ -24,6 +24,7 @@ enum PortalHarness {
         configure: (inout PortalConfiguration) -> Void = { _ in },
         extraRoutes: (Router<PortalRequestContext>) -> Void = { _ in },
         verification: (any VerificationService)? = nil,
+        certs: CertsRoute? = nil,
         _ body: @Sendable @escaping (TestPortal) async throws -> Void
     ) async throws {
         try await TestDatabases.forEach { location in
@@ -39,7 +40,8 @@ enum PortalHarness {
             // The test client names this host (HummingbirdTesting's router mode).
             config.publicURL = "http://localhost"
             configure(&config)
-            let portal = try await PortalApp(configuration: config, logger: TestDatabases.testLogger, verification: verification, now: clock.function)
+            let portal = try await PortalApp(
+                configuration: config, logger: TestDatabases.testLogger, verification: verification, certs: certs, now: clock.function)
             let router = portal.makeRouter()
             extraRoutes(router)
             do {
@@ -130,7 +132,7 @@ struct TestPortal: Sendable {
 
     /// What the metrics listener (`--metrics-port`) answers to `GET /metrics`.
     func metrics() async throws -> String {
-        try await Application(router: portal.foundation.makeMetricsRouter()).test(.router) { client in
+        try await Application(router: portal.makeMetricsRouter()).test(.router) { client in
             try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
         }
     }

@@ -1,6 +1,6 @@
 """Shared by the browser and end-to-end suites: a ledger of every secret the tests handled
-(teleTANs, registration tokens, TANs, passwords, bearer tokens and private keys, and the phone
-numbers and names of hotline callers) and, once every server has stopped, a search of
+(teleTANs, registration tokens, TANs, passwords, the phone numbers and names of hotline
+callers, bearer tokens (the portal's and a Keycloak realm's) and the private keys that sign them) and, once every server has stopped, a search of
 everything those servers wrote for them: their logs, their SQLite files (with write-ahead log and
 journal), a data dump of each PostgreSQL database they used and, when that database is served by a
 cluster on this machine, its raw files (dead row versions too), the write-ahead log written during
@@ -9,6 +9,7 @@ Chromium's and Firefox's (whose LZ4-compressed session store is searched decompr
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import subprocess
@@ -352,6 +353,41 @@ class SecretsLedger:
     def add_password(self, password: str) -> None:
         assert password, "an empty password would match everything"
         self.needles[password.encode()] = f"password of length {len(password)} starting {password[:2]!r}"
+
+    def add_bearer_token(self, token: str) -> None:
+        """A JWT the portal sent (as a verification server received it): searched whole and as
+        its signature alone (a token cut or re-encoded around it still leaks that). Any other
+        JWT-shaped text in the servers' own files fails the search anyway (JWT_SHAPE)."""
+        assert token.count(".") == 2 and len(token.rsplit(".", 1)[1]) >= 20, "not a signed JWT"
+        self.secret_counts["bearer token"] = self.secret_counts.get("bearer token", 0) + 1
+        label = f"bearer token #{self.secret_counts['bearer token']}"
+        self.needles[token.encode()] = label
+        self.needles[token.rsplit(".", 1)[1].encode()] = f"{label} (signature)"
+
+    def add_rsa_private_key(self, path: Path, what: str) -> None:
+        """An RSA private key file (PEM): searched as each line of its PEM text that holds
+        private material only (the lines of the modulus and exponent are public: the portal
+        publishes them in its certs document), and as its private numbers in JWK form
+        (base64url of d, p, q, dp, dq, qi), as a key written into a JSON document would read."""
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        text = path.read_text()
+        key = serialization.load_pem_private_key(text.encode(), password=None)
+        assert isinstance(key, rsa.RSAPrivateKey), f"{path} is not an RSA private key"
+        numbers = key.private_numbers()
+        lines = [line for line in text.splitlines() if line and not line.startswith("-----")]
+        der = base64.b64decode("".join(lines))
+        modulus = numbers.public_numbers.n.to_bytes((numbers.public_numbers.n.bit_length() + 7) // 8, "big")
+        public_end = der.index(modulus) + len(modulus) + 8  # the exponent follows the modulus
+        private_lines = [line for index, line in enumerate(lines[:-1]) if index * 48 >= public_end]
+        assert len(private_lines) >= 10, f"too few private PEM lines in {path}"
+        for index, line in enumerate(private_lines):
+            self.needles[line.encode()] = f"{what} (PEM line {index + 1} of its private part)"
+        for name in ("d", "p", "q", "dmp1", "dmq1", "iqmp"):
+            value = getattr(numbers, name)
+            encoded = base64.urlsafe_b64encode(value.to_bytes((value.bit_length() + 7) // 8, "big")).rstrip(b"=")
+            self.needles[encoded] = f"{what} ({name}, JWK form)"
 
     def watch(self, process, database: str, log_marker: bytes) -> None:
         """Searches what `process` (a ManagedProcess) writes: its log and `database`. Call

@@ -4,4 +4,8 @@ package enum IssuanceError: Error, Equatable {
     case tooManyRequests(retryAfterSeconds: Int, global: Bool)
     /// The verification service did not confirm a teleTAN.
     case serviceUnavailable
+    /// The verification server refused the portal's credentials (its token or its client
+    /// certificate): a setting of the portal (or its clock) to be fixed by the operator, not by
+    /// trying again.
+    case serviceRefusedCredentials
 }

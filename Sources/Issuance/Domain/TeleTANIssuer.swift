@@ -171,6 +171,9 @@ package struct TeleTANIssuer: Sendable {
             metrics.rateLimited(scope: "global")
             try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "global_limit"]), at: time, on: db)
             throw IssuanceError.tooManyRequests(retryAfterSeconds: Self.seconds(retryAfter), global: true)
+        } catch VerificationServiceError.credentialsRefused {
+            try await audit.append(event(.failure, nil, ["type": type.rawValue, "reason": "service_refused_credentials"]), at: time, on: db)
+            throw IssuanceError.serviceRefusedCredentials
         } catch VerificationServiceError.unavailable(let reason) {
             try await audit.append(event(.failure, nil, ["type": type.rawValue, "reason": "service_unavailable", "detail": reason]), at: time, on: db)
             throw IssuanceError.serviceUnavailable

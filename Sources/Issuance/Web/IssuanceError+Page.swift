@@ -5,7 +5,7 @@ extension IssuanceError: UserFacingError {
     package var status: HTTPResponse.Status {
         switch self {
         case .tooManyRequests: .tooManyRequests
-        case .serviceUnavailable: .serviceUnavailable
+        case .serviceUnavailable, .serviceRefusedCredentials: .serviceUnavailable
         }
     }
 
@@ -13,6 +13,8 @@ extension IssuanceError: UserFacingError {
         switch self {
         case .tooManyRequests(let seconds, _): seconds
         case .serviceUnavailable: 30
+        // Waiting does not help; the operator must change a setting.
+        case .serviceRefusedCredentials: nil
         }
     }
 
@@ -23,6 +25,8 @@ extension IssuanceError: UserFacingError {
                           ["wait": DurationText.text(seconds: seconds, in: language)])
         case .serviceUnavailable:
             nil
+        case .serviceRefusedCredentials:
+            renderer.text("error_503_credentials_refused", in: language)
         }
     }
 }

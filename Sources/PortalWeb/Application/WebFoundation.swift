@@ -81,15 +81,18 @@ package struct WebFoundation: Sendable {
         return (router, routes)
     }
 
-    /// The metrics listener's routes: `GET /metrics` (Prometheus text) and nothing else. Its
-    /// counters tell each sign-in's outcome and each issuance's time, so they are kept off the
-    /// public listener (`--metrics-host`, loopback by default).
-    package func makeMetricsRouter() -> Router<BasicRequestContext> {
+    /// The metrics listener's routes: `GET /metrics` (Prometheus text) and, with
+    /// `--verification-auth cwa`, the certs document a CWA verification server fetches
+    /// (``CertsRoute``); nothing else. Its counters tell each sign-in's outcome and each
+    /// issuance's time, so they are kept off the public listener (`--metrics-host`, loopback by
+    /// default).
+    package func makeMetricsRouter(certs: CertsRoute? = nil) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.get("/metrics") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                      body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
         }
+        certs?.addRoute(to: router)
         return router
     }
 
