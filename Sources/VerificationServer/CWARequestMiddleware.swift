@@ -44,8 +44,10 @@ struct CWARequestMiddleware: RouterMiddleware {
             if let allow = error.headers[.allow] { headers[.allow] = allow }
             return Self.json(status: status, ["status": .int(status.code), "error": .string(error.body ?? status.reasonPhrase)], headers: headers)
         } catch let error as BearerTokenVerifier.RealmUnavailable {
-            // The realm's URL, never the token: the operator needs to know which realm to look at.
-            context.logger.warning("trusted IAM unreachable: request refused with 503", metadata: [
+            // The warning is TrustedRealm's, once per fetch attempt (at most one per 10 s): a line
+            // per refused request would let a flood of tokens flood the log. The realm's URL,
+            // never the token.
+            context.logger.debug("trusted IAM unreachable: request refused with 503", metadata: [
                 "realms": "\(error.realms.joined(separator: ","))"])
             return Self.json(status: .serviceUnavailable, ["status": .int(503), "error": .string("identity provider unreachable, try again shortly")],
                              headers: [.retryAfter: "10"])

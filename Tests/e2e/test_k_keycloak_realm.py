@@ -266,6 +266,13 @@ def test_a_restarted_server_answers_503_while_the_realm_is_down_and_recovers(fre
         fresh_server.start()  # nothing cached
         token = tokens.token(["c19hotline"])
         _assert_unavailable(_create(api, token), fresh_server, token, realm)
+        for _ in range(5):
+            assert _create(api, tokens.token(["c19hotline"])).status == 503
+        # One warning for the one fetch attempt, not one per refused request (at most one fetch
+        # per 10 s: a flood of requests must not flood the log).
+        warnings = [line for line in fresh_server.log_text().splitlines()
+                    if " warning " in line and "trusted IAM unreachable" in line]
+        assert len(warnings) == 1, warnings
     finally:
         realm.start()  # the same port
     recovered = _until(lambda a: a.status != 503, lambda: _create(api, tokens.token(["c19hotline"])))
