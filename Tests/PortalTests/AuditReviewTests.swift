@@ -280,13 +280,18 @@ final class AuditReviewTests: XCTestCase {
         }
     }
 
+    /// A teleTAN as a person might type it into a search field: grouped 3-3-4 and lower-cased.
+    static func groupedLowerCase(_ teleTAN: String) -> String {
+        "\(teleTAN.prefix(3)) \(teleTAN.dropFirst(3).prefix(3)) \(teleTAN.suffix(4))".lowercased()
+    }
+
     /// A teleTAN typed into a search field (instead of the lookup) is neither searched for, shown
     /// again, nor written into the audit trail.
     func testATeleTANTypedIntoTheSearchIsRefusedAndNotKept() async throws {
         try await PortalHarness.run { portal in
             let teleTAN = TeleTAN.random().value
             let admin = try await portal.signedIn(.admin)
-            let spaced = "\(teleTAN.prefix(3)) \(teleTAN.dropFirst(3).prefix(3)) \(teleTAN.suffix(4))".lowercased()
+            let spaced = Self.groupedLowerCase(teleTAN)
             for query in ["subject=\(teleTAN)", "action=\(teleTAN)&actor=alice", "address=\(Browser.encode(spaced))"] {
                 let page = try await admin.get("/admin/audit?\(query)")
                 XCTAssertEqual(page.status, .badRequest, query)
@@ -315,7 +320,7 @@ final class AuditReviewTests: XCTestCase {
             let teleTAN = try XCTUnwrap(issued)
             let fingerprint = portal.portal.foundation.hasher.hash(teleTAN, for: .teleTANFingerprint)
             let admin = try await portal.signedIn(.admin)
-            let spaced = "\(teleTAN.prefix(3)) \(teleTAN.dropFirst(3).prefix(3)) \(teleTAN.suffix(4))".lowercased()
+            let spaced = Self.groupedLowerCase(teleTAN)
             for query in ["actor=\(teleTAN)", "actor=\(Browser.encode(spaced))", "actor=\(teleTAN)&action=teletan"] {
                 let page = try await admin.get("/admin/audit?\(query)")
                 XCTAssertEqual(page.status, .badRequest, query)
