@@ -5,7 +5,6 @@
 #include "clinux.h"
 
 int clinux_set_dumpable(int value) { return prctl(PR_SET_DUMPABLE, value, 0, 0, 0); }
-int clinux_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
 
 struct clinux_visit { int (*visit)(const char *, void *); void *data; };
 

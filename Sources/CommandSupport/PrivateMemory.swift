@@ -12,6 +12,4 @@ package enum PrivateMemory {
     package static func forbidCoreDumpsAndTracing() -> Bool {
         clinux_set_dumpable(0) == 0
     }
-
-    package static var isDumpable: Bool { clinux_get_dumpable() != 0 }
 }

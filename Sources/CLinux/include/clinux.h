@@ -5,7 +5,6 @@
 #define CLINUX_H
 
 int clinux_set_dumpable(int value);
-int clinux_get_dumpable(void);
 
 // Calls `visit` with the path of every loaded shared object ("" for the executable) until it
 // returns non-zero.
