@@ -84,4 +84,33 @@ package enum MigrateCommand {
         await database.shutdown()
         print("migrations applied to \(location)")
     }
+
+    /// `migrate --status`: one line per migration of this release, applied (with its time) or
+    /// pending, then a count. Changes nothing; a SQLite file that does not exist is not created.
+    package static func status(location: DatabaseLocation, migrations: [any Migration], logger: Logger) async throws {
+        let states: [MigrationState]
+        if case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) {
+            states = migrations.map { MigrationState(name: $0.name, appliedAt: nil) }
+            print("database file \(path) does not exist yet: `migrate` (or the first start) creates it")
+        } else {
+            let database = try PortalDatabase(location: location, logger: logger)
+            do {
+                states = try await database.migrationStatus(migrations, logger: logger)
+                await database.shutdown()
+            } catch {
+                await database.shutdown()
+                throw CommandFailure(message: "cannot read the migration status: \(StartupError.describe(error))")
+            }
+        }
+        let time = ISO8601DateFormatter()
+        for state in states {
+            if let appliedAt = state.appliedAt {
+                print("applied  \(time.string(from: appliedAt))  \(state.name)")
+            } else {
+                print("pending  \(state.name)")
+            }
+        }
+        let pending = states.filter(\.isPending).count
+        print("\(states.count - pending) applied, \(pending) pending\(pending > 0 ? ": `migrate` applies them" : "")")
+    }
 }

@@ -174,8 +174,15 @@ struct Migrate: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    @Flag(help: "List this release's migrations, applied (with the time) or pending, and change nothing")
+    var status = false
+
     func run() async throws {
         let logger = try common.makeLogger()
-        try await MigrateCommand.run(location: try common.location(), migrations: VerificationServerApp.migrations, logger: logger)
+        if status {
+            try await MigrateCommand.status(location: try common.location(), migrations: VerificationServerApp.migrations, logger: logger)
+        } else {
+            try await MigrateCommand.run(location: try common.location(), migrations: VerificationServerApp.migrations, logger: logger)
+        }
     }
 }
