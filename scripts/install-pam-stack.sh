@@ -3,7 +3,8 @@
 #   - role groups teletan-officer/-hotline/-event/-admin,
 #   - demo and test accounts (no home, no login shell), with known passwords,
 #   - the PAM service files from docs/pam/ in /etc/pam.d,
-#   - the HOTP token file for tt-otp.
+#   - the HOTP token file for tt-otp, owned by the service account tt-portal-svc (a portal
+#     that runs as its own user, as a packaged one does, must own that file and its directory).
 # Idempotent: re-running resets every password, group list, aging/expiry state
 # and the HOTP counter, so tests start from the same state each time.
 # Run as root on Debian 12 (after scripts/install-deps.sh).
@@ -92,7 +93,7 @@ cat /etc/group.teletan-new >/etc/group   # rewrites in place: owner and mode sta
 rm -f /etc/group.teletan-new "$wide_members"
 
 # PAM service files.
-for f in teletan-portal teletan-portal-test teletan-portal-otp-test teletan-portal-hang-test; do
+for f in teletan-portal teletan-portal-test teletan-portal-otp-test teletan-portal-hang-test teletan-portal-broken-test; do
   install -m 644 -o root -g root "$repo/docs/pam/$f" "/etc/pam.d/$f"
 done
 
@@ -106,11 +107,23 @@ SCRIPT
 chmod 755 /usr/local/lib/teletan-portal-test/pam-hang.new
 mv /usr/local/lib/teletan-portal-test/pam-hang.new /usr/local/lib/teletan-portal-test/pam-hang
 
-# HOTP token of tt-otp (RFC 4226 test secret "12345678901234567890"), counter 0.
-# Format: HOTP user pin secret-hex [counter [time]]; "-" means no PIN.
 install -d -m 755 /etc/teletan-portal-test
+rm -f /etc/teletan-portal-test/users.oath   # where earlier versions kept the token file
+
+# The tests' stand-in for the packaged portal's system user: a portal run as tt-portal-svc reads
+# /etc/shadow through group shadow (pam_unix) and owns the HOTP token file (pam_oath).
+if ! id tt-portal-svc >/dev/null 2>&1; then
+  useradd --system -M -d /var/lib/teletan-portal-test -s /usr/sbin/nologin -c "teleTAN portal test service" tt-portal-svc
+fi
+usermod -a -G shadow tt-portal-svc
+
+# HOTP token of tt-otp (RFC 4226 test secret "12345678901234567890"), counter 0.
+# Format: HOTP user pin secret-hex [counter [time]]; "-" means no PIN. pam_oath rewrites the file
+# after each code (new counter): it locks it with a lock file beside it and gives the new file the
+# old one's owner and group, so the portal's user must own both the file and the directory.
+install -d -m 700 -o tt-portal-svc -g tt-portal-svc /var/lib/teletan-portal-test
 printf 'HOTP tt-otp - 3132333435363738393031323334353637383930\n' \
-  | install -m 600 -o root -g root /dev/stdin /etc/teletan-portal-test/users.oath
+  | install -m 600 -o tt-portal-svc -g tt-portal-svc /dev/stdin /var/lib/teletan-portal-test/users.oath
 
 if [[ -e /lib/x86_64-linux-gnu/security/pam_oath.so ]] \
    || find /lib /usr/lib -name pam_oath.so 2>/dev/null | grep -q .; then

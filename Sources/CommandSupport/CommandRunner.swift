@@ -67,6 +67,7 @@ package enum StartupError {
         case let error as CheckpointSigner.Failure: "--audit-checkpoint-key (PORTAL_AUDIT_CHECKPOINT_KEY): \(error.description)"
         case let error as DatabaseLocation.ParseError: "--database: \(error.description)"
         case let error as CustomStringConvertible where String(reflecting: type(of: error)).hasPrefix("ServiceAuth."): error.description
+        case let error where DatabaseErrorText.describe(error) != nil: DatabaseErrorText.describe(error)!
         default: "\(String(reflecting: type(of: error))) (is the database reachable and the schema writable?)"
         }
     }

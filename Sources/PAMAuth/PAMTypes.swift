@@ -47,6 +47,13 @@ package enum PAMOutcome: Sendable, Equatable {
 }
 
 extension PAMFailure {
+    /// PAM itself failed in a way waiting will not mend (a missing module, a broken service
+    /// file): the person signing in needs the administrator, not "try again".
+    package var isServiceProblem: Bool {
+        if case .systemError(let code) = self { return code != PAMErrorName.authinfoUnavailable }
+        return false
+    }
+
     /// The name of a ``systemError(code:)`` (e.g. `authinfo_unavailable`), nil for other failures.
     package var errorName: String? {
         if case .systemError(let code) = self { return PAMErrorName.of(code) }

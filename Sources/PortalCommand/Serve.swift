@@ -34,6 +34,11 @@ struct Serve: AsyncParsableCommand {
             "address": "\(config.host):\(config.port)", "database": "\(config.database)", "pam_service": "\(config.pamService)",
             "verification_auth": "\(remote == nil ? "embedded" : options.verificationAuth)",
         ])
+        // Some PAM problems look like wrong passwords to the person signing in (pam_oath reports
+        // a file it cannot lock as "Authentication failure"): say so once, where operators look.
+        for problem in PAMServiceCheck(service: config.pamService).problems() {
+            logger.error("PAM service problem; sign-ins through it will fail", metadata: ["problem": "\(problem)"])
+        }
         do {
             try await portal.run()
         } catch {

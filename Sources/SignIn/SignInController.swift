@@ -247,7 +247,9 @@ struct SignInController: Sendable {
             case .timedOut, .systemError:
                 logUnavailable(failure, context: context)
                 try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
-                response = try signInPage(request: request, context: context, username: username, status: .serviceUnavailable, error: "sign_in_unavailable")
+                // "Try again" only where waiting can help; a broken service file or module needs the administrator.
+                let error = failure.isServiceProblem ? "sign_in_misconfigured" : "sign_in_unavailable"
+                response = try signInPage(request: request, context: context, username: username, status: .serviceUnavailable, error: error)
             }
             response.setCookie(Self.clearConversationCookie(secure: context.isHTTPS))
             return response
@@ -294,9 +296,12 @@ struct SignInController: Sendable {
         let metadata: Logger.Metadata = ["pam_error": "\(name)", "pam_service": "\(pam.configuration.service)"]
         if failure == .systemError(code: PAMErrorName.authinfoUnavailable) {
             context.logger.warning(
-                "PAM cannot reach what checks passwords (directory or SSSD down?): sign-ins answer 503", metadata: metadata)
+                "PAM cannot reach what checks passwords (directory or SSSD down, or pam_unix without read access to /etc/shadow?): sign-ins answer 503",
+                metadata: metadata)
         } else {
-            context.logger.warning("PAM failed; check the PAM service file and its modules", metadata: metadata)
+            context.logger.error(
+                "PAM failed: the PAM service file or one of its modules is broken (`portal check-config` names what it can); sign-ins answer 503",
+                metadata: metadata)
         }
     }
 

@@ -249,7 +249,7 @@ final class PAMAuthenticatorTests: XCTestCase {
 /// HOTP (RFC 4226) for the pam_oath test token, reading the counter pam_oath keeps.
 enum OATH {
     static let secretHex = "3132333435363738393031323334353637383930"
-    static let usersFile = "/etc/teletan-portal-test/users.oath"
+    static let usersFile = "/var/lib/teletan-portal-test/users.oath"
 
     static func nextCode(for user: String) throws -> String {
         let line = try String(contentsOfFile: usersFile, encoding: .utf8)

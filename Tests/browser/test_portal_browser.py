@@ -32,7 +32,7 @@ NO_ROLE = ("tt-norole", "Norole-Pass-1")
 ADMIN = ("tt-admin", "Admin-Pass-1")
 OTP_USER = ("tt-otp", "Otp-Pass-1")
 OTP_SECRET_HEX = "3132333435363738393031323334353637383930"
-OATH_USERS_FILE = Path("/etc/teletan-portal-test/users.oath")
+OATH_USERS_FILE = Path("/var/lib/teletan-portal-test/users.oath")
 
 ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 TELETAN_PATTERN = re.compile(f"[{ALPHABET}]{{10}}")
