@@ -25,9 +25,11 @@ enum PortalHarness {
         extraRoutes: (Router<PortalRequestContext>) -> Void = { _ in },
         verification: (any VerificationService)? = nil,
         certs: CertsRoute? = nil,
+        prepareDatabase: (DatabaseLocation) async throws -> Void = { _ in },
         _ body: @Sendable @escaping (TestPortal) async throws -> Void
     ) async throws {
         try await TestDatabases.forEach { location in
+            try await prepareDatabase(location)
             let clock = TestClock()
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portal-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
