@@ -239,3 +239,48 @@ def test_check_config_as_a_user_without_shadow_names_pam_unix():
         assert len(problems) == 1 and "pam_unix cannot check other accounts' passwords" in problems[0] and "group shadow" in problems[0], result.stdout
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def as_portal_function(env_file: Path) -> str:
+    """The `as-portal` shell function of docs/deployment.md section 4, as written there, with the
+    test's env file and service user."""
+    text = (REPO / "docs/deployment.md").read_text()
+    line = next(line.strip() for line in text.splitlines() if line.strip().startswith("as-portal() {"))
+    return line.replace("/etc/teletan-portal/portal.env", str(env_file)).replace("runuser -u teletan-portal ", f"runuser -u {SERVICE_USER} ")
+
+
+def test_the_documented_upgrade_steps_run_as_written(service_workdir):
+    """Section 11's step 3 through section 4's `as-portal`: on a database of the previous release,
+    `migrate --status` lists what is pending, `migrate` applies it as the service user, and
+    `check-config` then passes."""
+    environment = prepared(service_workdir)
+    previous = service_workdir / "previous.sqlite"
+    subprocess.run(["sqlite3", str(previous), f".read {REPO / 'Tests/fixtures/previous-release/sqlite.sql'}"], check=True)
+    account = pwd.getpwnam(SERVICE_USER)
+    for path in service_workdir.iterdir():
+        os.chown(path, account.pw_uid, account.pw_gid)
+    env_file = service_workdir / "portal.env"
+    environment["PORTAL_DATABASE"] = f"sqlite:{previous}"
+    env_file.write_text("".join(f"{name}={value}\n" for name, value in environment.items()))
+    env_file.chmod(0o600)  # root's, as /etc/teletan-portal/portal.env: the user itself cannot read it
+
+    # `portal` on the PATH, as the package's /usr/bin/portal is.
+    bin_directory = service_workdir / "bin"
+    bin_directory.mkdir()
+    (bin_directory / "portal").symlink_to(PORTAL_BIN)
+    path = f"{bin_directory}:/usr/sbin:/usr/bin:/sbin:/bin"
+
+    def as_portal(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "-c", f"{as_portal_function(env_file)}; as-portal {command}"],
+                              capture_output=True, text=True, timeout=120, cwd="/", env={"PATH": path})
+
+    status = as_portal("migrate --status")
+    assert status.returncode == 0, status.stderr
+    assert "pending  Audit.AddCheckpointsAndRetention" in status.stdout
+    assert as_portal("check-config").returncode != 0
+    migrated = as_portal("migrate")
+    assert migrated.returncode == 0, migrated.stderr
+    assert previous.stat().st_uid == account.pw_uid
+    assert re.search(r"\n\d+ applied, 0 pending\n$", as_portal("migrate --status").stdout)
+    check = as_portal("check-config")
+    assert check.returncode == 0, check.stdout + check.stderr
