@@ -118,6 +118,9 @@ def test_point_in_time_recovery_loses_nothing_and_an_older_dump_is_reported(clus
     before = entries()
     assert int(before[-1].split()[0]) > handed_out > dump_head
     wait_archived()
+    # What pg_archivecleanup takes to delete the segments before this base backup (runbook 9.2).
+    assert [name for name in os.listdir(backups / "wal") if name.endswith(".backup")], "no .backup file in the archive"
+    assert {oct(mode(file)) for file in (backups / "wal").iterdir()} == {oct(0o600)}, "archived WAL not mode 600"
     subprocess.run(["pg_ctlcluster", VERSION, CLUSTER, "stop", "-m", "immediate"], check=True, capture_output=True, timeout=120)
     shutil.rmtree(DATA)
 
