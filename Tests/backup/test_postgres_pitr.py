@@ -96,6 +96,9 @@ def test_point_in_time_recovery_loses_nothing_and_an_older_dump_is_reported(clus
     base_dir = Path(base.stdout.strip())
     assert sorted(os.listdir(base_dir)) == ["backup_manifest", "base.tar.gz", "pg_wal.tar.gz"]
     assert mode(base_dir) == 0o700 and all(mode(file) == 0o600 for file in base_dir.iterdir())
+    # A failed base backup (no server on that port) leaves nothing.
+    assert script("pg-base-backup.sh", str(backups / "base"), "-p", str(PORT + 1), user="postgres").returncode != 0
+    assert os.listdir(backups / "base") == [base_dir.name]
     dump = script("backup-pg-dump.sh", "teletan", str(backups / "dumps"), "-p", str(PORT), user="postgres")
     assert dump.returncode == 0, dump
     dump_file = Path(dump.stdout.strip())
