@@ -11,6 +11,7 @@ packages=(
   pamtester               # exercise a PAM service by hand when debugging
   libsqlite3-dev sqlite3  # SQLite storage backend
   postgresql postgresql-contrib  # PostgreSQL storage backend (tests)
+  systemd                 # systemd-analyze verify of the checkpoint units (Tests/backup)
   chromium chromium-driver       # Selenium browser tests
   firefox-esr             # the browser many authorities standardise on (driven over WebDriver BiDi)
   wrk                     # HTTP benchmark

@@ -57,8 +57,10 @@ E2E_DATABASE="$e2e_url" E2E_INTERNAL_TLS=1 E2E_NO_SKIPS=1 python3 -m pytest -q T
 
 echo "== fault tests (database restart and read-only, disk full, hanging PAM, SIGTERM under load)"
 python3 -m pytest -q Tests/faults
+echo "== backup tests (checkpoint file, SQLite online backup, PostgreSQL point-in-time recovery on its own cluster 15/teletan_pitr, restore detection)"
+python3 -m pytest -q Tests/backup
 echo "== directory tests (sign-in through slapd by nslcd and by SSSD, SQLite)"
 python3 -m pytest -q Tests/directory
 echo "== schemathesis (property-based tests of both listeners against the OpenAPI document)"
 bash scripts/schemathesis.sh
-echo "all test suites passed (Swift on SQLite and PostgreSQL, browser x2, end to end x2, faults, directory, schemathesis)"
+echo "all test suites passed (Swift on SQLite and PostgreSQL, browser x2, end to end x2, faults, backup, directory, schemathesis)"

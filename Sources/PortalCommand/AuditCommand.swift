@@ -3,6 +3,7 @@ import Audit
 import CommandSupport
 import FluentKit
 import Foundation
+import PortalWeb
 import Storage
 
 struct AuditCommand: AsyncParsableCommand {
@@ -10,9 +11,14 @@ struct AuditCommand: AsyncParsableCommand {
         commandName: "audit", abstract: "Work with the audit trail.", subcommands: [Checkpoint.self, Verify.self])
 
     /// Opens the database, runs `body`, and closes it; database errors become one plain line.
-    static func withDatabase<T>(_ storage: DatabaseOptions, _ body: (any Database) async throws -> T) async throws -> T {
+    static func withDatabase<T>(_ storage: RequiredDatabaseOptions, _ body: (any Database) async throws -> T) async throws -> T {
+        let location = try storage.location()
+        if case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) {
+            // SQLite would create an empty database here, and the command would report on it.
+            throw ConfigurationError(message: "--database (PORTAL_DATABASE): \(path) does not exist; pass the database `portal serve` uses")
+        }
         let logger = try storage.makeLogger()
-        let database = try PortalDatabase(location: try storage.location(), logger: logger)
+        let database = try PortalDatabase(location: location, logger: logger)
         do {
             let result = try await body(database.database(logger: logger))
             await database.shutdown()
@@ -20,9 +26,50 @@ struct AuditCommand: AsyncParsableCommand {
         } catch let error as AuditIntegrityError {
             await database.shutdown()
             throw CommandFailure(message: error.description)
+        } catch let error as CommandFailure {
+            await database.shutdown()
+            throw error
         } catch {
             await database.shutdown()
             throw CommandFailure(message: "cannot read the audit trail: \(StartupError.describe(error)); has `portal migrate` run with this release?")
+        }
+    }
+
+    /// Compares a handed-out checkpoint with the database (``RestoreDetection``); a restore newly
+    /// detected also ends every session. Throws unless the checkpoint's entry is there.
+    static func compare(_ checkpoint: AuditCheckpoint, from file: String, on db: any Database) async throws {
+        let now = Date()
+        let outcome = try await RestoreDetection().check(checkpoint, now: now, on: db)
+        switch outcome {
+        case .present, .belowRetention:
+            return
+        case .restoredOlder(let gap):
+            var message = "\(file): \(gap.description)"
+            if gap.newlyRecorded {
+                let ended = try await EndAllSessions.run(reason: .restoreDetected, now: now, on: db)
+                message += "; \(ended) sessions ended"
+            }
+            throw CommandFailure(message: message)
+        case .rewritten:
+            throw CommandFailure(message: "\(file): \(outcome.description)")
+        }
+    }
+
+    /// Reads a checkpoint file and checks its signature with `publicKey`.
+    static func readCheckpoint(_ file: String, publicKey: CheckpointPublicKey) throws -> AuditCheckpoint {
+        let checkpoint = try parseCheckpoint(file)
+        guard checkpoint.isSigned(by: publicKey) else {
+            throw CommandFailure(message: "\(file): the signature does not verify with the public key (key \(CheckpointSigner.keyID(of: publicKey)), the checkpoint names key \(checkpoint.keyID))")
+        }
+        return checkpoint
+    }
+
+    static func parseCheckpoint(_ file: String) throws -> AuditCheckpoint {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw CommandFailure(message: "cannot read the checkpoint file \(file)")
+        }
+        do { return try AuditCheckpoint.parse(text) } catch {
+            throw CommandFailure(message: "\(file): \(error)")
         }
     }
 
@@ -30,23 +77,54 @@ struct AuditCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the latest signed checkpoint of the audit trail; with --sign, verify and sign a new one first.")
 
-        @OptionGroup var storage: DatabaseOptions
+        @OptionGroup var storage: RequiredDatabaseOptions
         @OptionGroup var secret: SecretFileOption
         @OptionGroup var key: AuditCheckpointKeyOption
 
         @Flag(help: "Verify the trail from the last checkpoint and sign a checkpoint of it now")
         var sign = false
+        @Option(help: "Write the checkpoint to FILE (replaced at once, mode 640) instead of printing it; a checkpoint already in FILE is first compared with the database")
+        var out: String?
+
+        /// Readable by the portal's group (a job that ships it to the key holder); a checkpoint is
+        /// public, but says how busy the portal was.
+        static let fileMode: mode_t = 0o640
 
         func run() async throws {
+            _ = try storage.location()  // first: the timer's job without its environment file fails on this
             let signer = sign ? try key.loadSigner() : nil
             let integrity = AuditIntegrity(signer: signer)
+            let previous = try out.flatMap { try previousCheckpoint(in: $0, key: signer?.publicKey) }
             let checkpoint = try await AuditCommand.withDatabase(storage) { db in
-                sign ? try await integrity.checkpointNow(now: Date(), on: db) : try await integrity.latestCheckpoint(on: db)
+                if let previous, let out { try await AuditCommand.compare(previous, from: out, on: db) }
+                return sign ? try await integrity.checkpointNow(now: Date(), on: db) : try await integrity.latestCheckpoint(on: db)
             }
             guard let checkpoint else {
                 throw CommandFailure(message: "no checkpoint yet: `portal serve` signs one every hour, or run `portal audit checkpoint --sign`")
             }
-            print(checkpoint.text, terminator: "")
+            guard let out else {
+                print(checkpoint.text, terminator: "")
+                return
+            }
+            do {
+                try AtomicFile.write(Data(checkpoint.text.utf8), to: out, mode: Self.fileMode)
+            } catch let error as AtomicFile.Failure {
+                throw CommandFailure(message: "--out: \(error.description)")
+            }
+        }
+
+        /// The checkpoint the last run wrote to `file`, to compare before replacing it (nil: no
+        /// file yet, or signed by another key, e.g. before a key rotation, so nothing to compare).
+        private func previousCheckpoint(in file: String, key: CheckpointPublicKey?) throws -> AuditCheckpoint? {
+            var isDirectory: ObjCBool = false
+            // A directory there is left to the write, which fails naming it.
+            guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue else { return nil }
+            let checkpoint = try AuditCommand.parseCheckpoint(file)
+            guard let key = try key ?? self.key.publicKey(), checkpoint.isSigned(by: key) else {
+                FileHandle.standardError.write(Data("portal: \(file): signed by another key (\(checkpoint.keyID)); not compared with the database\n".utf8))
+                return nil
+            }
+            return checkpoint
         }
     }
 
@@ -54,7 +132,7 @@ struct AuditCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check the audit trail's hash chain from the last good checkpoint (or --full), or an exported JSON Lines file against a checkpoint (--export, no database).")
 
-        @OptionGroup var storage: DatabaseOptions
+        @OptionGroup var storage: RequiredDatabaseOptions
         @OptionGroup var secret: SecretFileOption
         @OptionGroup var key: AuditCheckpointKeyOption
 
@@ -62,16 +140,19 @@ struct AuditCommand: AsyncParsableCommand {
         var full = false
         @Option(help: "A JSON Lines export to check instead of the database")
         var export: String?
-        @Option(help: "With --export: the signed checkpoint file (`portal audit checkpoint` prints one)")
+        @Option(help: "A signed checkpoint handed out earlier (`portal audit checkpoint --out` writes one): checks that its entry is in the database with the hash it signed (reports a restore from an older backup), or with --export checks the export against it")
         var checkpoint: String?
-        @Option(help: "With --export: the checkpoint's public key (default: the .pub.pem next to --audit-checkpoint-key)")
+        @Option(help: "The checkpoint's public key (default: the .pub.pem next to --audit-checkpoint-key)")
         var publicKey: String?
         @Flag(help: "With --export: the file is the export of a search, so seqs may skip (they must still ascend); without it a missing line is an error")
         var filtered = false
 
         func validate() throws {
-            if export == nil, checkpoint != nil || publicKey != nil || filtered {
-                throw ValidationError("--checkpoint, --public-key and --filtered go with --export FILE")
+            if export == nil, filtered {
+                throw ValidationError("--filtered goes with --export FILE")
+            }
+            if checkpoint == nil, publicKey != nil {
+                throw ValidationError("--public-key goes with --checkpoint FILE")
             }
             if export != nil, checkpoint == nil {
                 throw ValidationError("--export needs --checkpoint FILE (the signed checkpoint to check the export against)")
@@ -86,34 +167,33 @@ struct AuditCommand: AsyncParsableCommand {
                 try verifyExport(export, checkpointFile: checkpoint)
                 return
             }
+            let handedOut = try checkpoint.map { try AuditCommand.readCheckpoint($0, publicKey: try checkpointKey()) }
             let integrity = AuditIntegrity(signer: nil, publicKeys: try key.publicKey().map { [$0] } ?? [])
             let verification = try await AuditCommand.withDatabase(storage) { db in
-                try await integrity.verify(full: full, now: Date(), on: db)
+                if let handedOut, let checkpoint { try await AuditCommand.compare(handedOut, from: checkpoint, on: db) }
+                return try await integrity.verify(full: full, now: Date(), on: db)
             }
             guard verification.isIntact else { throw CommandFailure(message: verification.summary) }
+            if let handedOut {
+                print("checkpoint \(handedOut.seq): its entry is in the database with the hash it signed (key \(handedOut.keyID))")
+            }
             print(verification.summary)
         }
 
-        private func verifyExport(_ export: String, checkpointFile: String) throws {
-            guard let text = try? String(contentsOfFile: checkpointFile, encoding: .utf8) else {
-                throw CommandFailure(message: "cannot read the checkpoint file \(checkpointFile)")
-            }
-            let parsed: AuditCheckpoint
-            do { parsed = try AuditCheckpoint.parse(text) } catch {
-                throw CommandFailure(message: "\(checkpointFile): \(error)")
-            }
-            let key: CheckpointPublicKey
+        /// --public-key, or the one next to --audit-checkpoint-key.
+        private func checkpointKey() throws -> CheckpointPublicKey {
             do {
-                if let publicKey {
-                    key = try CheckpointSigner.loadPublicKey(at: publicKey)
-                } else if let found = try self.key.publicKey() {
-                    key = found
-                } else {
-                    throw CommandFailure(message: "no public key: pass --public-key FILE (the .pub.pem of the portal's checkpoint key)")
-                }
+                if let publicKey { return try CheckpointSigner.loadPublicKey(at: publicKey) }
+                if let found = try key.publicKey() { return found }
             } catch let error as CheckpointSigner.Failure {
                 throw CommandFailure(message: error.description)
             }
+            throw CommandFailure(message: "no public key: pass --public-key FILE (the .pub.pem of the portal's checkpoint key)")
+        }
+
+        private func verifyExport(_ export: String, checkpointFile: String) throws {
+            let parsed = try AuditCommand.parseCheckpoint(checkpointFile)
+            let key = try checkpointKey()
             let report: AuditExportVerifier.Report
             do {
                 report = try AuditExportVerifier(checkpoint: parsed, publicKey: key, filtered: filtered).verify(fileAt: export)

@@ -2,6 +2,8 @@ import ArgumentParser
 import Audit
 import CommandSupport
 import Foundation
+import Logging
+import Storage
 
 /// `--audit-checkpoint-key`: shared by `serve` (whose PortalApp creates the key when missing;
 /// `StartupError` names this flag when it cannot) and the `audit` commands (which only read it).
@@ -57,4 +59,27 @@ struct AuditScheduleOptions: ParsableArguments {
 struct SecretFileOption: ParsableArguments {
     @Option(help: "Server secret file, as for serve; not read by the audit commands (env PORTAL_SECRET_FILE)")
     var secretFile: String = Environment.value("PORTAL_SECRET_FILE") ?? "portal.secret"
+}
+
+/// The database of the commands that run beside `serve` (`audit`, `sessions`): the same flag and
+/// variable as serve's, but no default. Serve's `sqlite:portal.sqlite` suits a first try in a
+/// working directory; here it would make an empty database wherever the command runs (the
+/// checkpoint timer without its env file did) and report on that.
+struct RequiredDatabaseOptions: ParsableArguments {
+    @Option(help: "sqlite:PATH or postgres://user:password@host:port/database, the one `portal serve` uses; required (env PORTAL_DATABASE)")
+    var database: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error (env PORTAL_LOG_LEVEL)")
+    var logLevel: String = Environment.value("PORTAL_LOG_LEVEL") ?? "info"
+
+    func location() throws -> DatabaseLocation {
+        guard let text = database ?? Environment.value("PORTAL_DATABASE") else {
+            throw ConfigurationError(message: "--database (PORTAL_DATABASE): not set; pass the database `portal serve` uses, e.g. with the service's environment file (EnvironmentFile=/etc/teletan-portal/portal.env)")
+        }
+        return try OptionParser.database(text, env: "PORTAL_DATABASE")
+    }
+
+    func makeLogger() throws -> Logger {
+        try OptionParser.logger(label: "teletan-portal", level: logLevel, env: "PORTAL_LOG_LEVEL")
+    }
 }

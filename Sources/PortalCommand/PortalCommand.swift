@@ -2,7 +2,7 @@ import ArgumentParser
 import CommandSupport
 import Foundation
 
-/// `portal serve | check-config | migrate | keygen | audit`.
+/// `portal serve | check-config | migrate | keygen | audit | sessions`.
 @main
 enum Main {
     static func main() async {
@@ -14,5 +14,5 @@ struct PortalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "portal",
         abstract: "Health-authority portal for issuing teleTANs.",
-        subcommands: [Serve.self, CheckConfig.self, Migrate.self, Keygen.self, AuditCommand.self])
+        subcommands: [Serve.self, CheckConfig.self, Migrate.self, Keygen.self, AuditCommand.self, SessionsCommand.self])
 }
