@@ -7,7 +7,7 @@ import Storage
 
 struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "audit", abstract: "Work with the audit trail.", subcommands: [Checkpoint.self, Verify.self])
+        commandName: "audit", abstract: "Work with the audit trail.", subcommands: [Checkpoint.self, Verify.self, RotateKey.self])
 
     /// Opens the database, runs `body`, and closes it; database errors become one plain line.
     static func withDatabase<T>(_ storage: DatabaseOptions, _ body: (any Database) async throws -> T) async throws -> T {
@@ -50,6 +50,26 @@ struct AuditCommand: AsyncParsableCommand {
         }
     }
 
+    struct RotateKey: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-key",
+            abstract: "Replace the checkpoint key with a new one; the old public key is kept as KEY.<key id>.pub.pem so old checkpoints still verify.",
+            discussion: "Running instances sign with the key they loaded until they restart; the checkpoints they sign meanwhile verify with the kept public key.")
+
+        @OptionGroup var key: AuditCheckpointKeyOption
+
+        func run() throws {
+            _ = try key.loadSigner()
+            do {
+                let (old, new) = try CheckpointSigner.rotate(keyFile: key.auditCheckpointKey)
+                print("checkpoint key \(key.auditCheckpointKey): new key \(new.keyID), public key \(CheckpointSigner.publicKeyPath(forKeyFile: key.auditCheckpointKey))")
+                print("old key \(old.keyID) kept for verifying: \(CheckpointSigner.keptPublicKeyPath(forKeyFile: key.auditCheckpointKey, keyID: old.keyID))")
+            } catch let error as CheckpointSigner.Failure {
+                throw CommandFailure(message: error.description)
+            }
+        }
+    }
+
     struct Verify: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check the audit trail's hash chain from the last good checkpoint (or --full), or an exported JSON Lines file against a checkpoint (--export, no database).")
@@ -64,13 +84,13 @@ struct AuditCommand: AsyncParsableCommand {
         var export: String?
         @Option(help: "With --export: the signed checkpoint file (`portal audit checkpoint` prints one)")
         var checkpoint: String?
-        @Option(help: "With --export: the checkpoint's public key (default: the .pub.pem next to --audit-checkpoint-key)")
-        var publicKey: String?
+        @Option(help: "With --export: a public key that may have signed the checkpoint; repeat it for several (default: the .pub.pem next to --audit-checkpoint-key and the earlier keys' KEY.<id>.pub.pem)")
+        var publicKey: [String] = []
         @Flag(help: "With --export: the file is the export of a search, so seqs may skip (they must still ascend); without it a missing line is an error")
         var filtered = false
 
         func validate() throws {
-            if export == nil, checkpoint != nil || publicKey != nil || filtered {
+            if export == nil, checkpoint != nil || !publicKey.isEmpty || filtered {
                 throw ValidationError("--checkpoint, --public-key and --filtered go with --export FILE")
             }
             if export != nil, checkpoint == nil {
@@ -86,7 +106,7 @@ struct AuditCommand: AsyncParsableCommand {
                 try verifyExport(export, checkpointFile: checkpoint)
                 return
             }
-            let integrity = AuditIntegrity(signer: nil, publicKeys: try key.publicKey().map { [$0] } ?? [])
+            let integrity = AuditIntegrity(signer: nil, publicKeys: try key.publicKeys())
             let verification = try await AuditCommand.withDatabase(storage) { db in
                 try await integrity.verify(full: full, now: Date(), on: db)
             }
@@ -102,18 +122,17 @@ struct AuditCommand: AsyncParsableCommand {
             do { parsed = try AuditCheckpoint.parse(text) } catch {
                 throw CommandFailure(message: "\(checkpointFile): \(error)")
             }
-            let key: CheckpointPublicKey
+            let candidates: [CheckpointPublicKey]
             do {
-                if let publicKey {
-                    key = try CheckpointSigner.loadPublicKey(at: publicKey)
-                } else if let found = try self.key.publicKey() {
-                    key = found
-                } else {
-                    throw CommandFailure(message: "no public key: pass --public-key FILE (the .pub.pem of the portal's checkpoint key)")
-                }
+                candidates = publicKey.isEmpty ? try self.key.publicKeys() : try publicKey.map(CheckpointSigner.loadPublicKey(at:))
             } catch let error as CheckpointSigner.Failure {
                 throw CommandFailure(message: error.description)
             }
+            guard !candidates.isEmpty else {
+                throw CommandFailure(message: "no public key: pass --public-key FILE (the .pub.pem of the portal's checkpoint key)")
+            }
+            // The key the checkpoint names, if given; else the first, whose mismatch the report explains.
+            let key = candidates.first { CheckpointSigner.keyID(of: $0) == parsed.keyID } ?? candidates[0]
             let report: AuditExportVerifier.Report
             do {
                 report = try AuditExportVerifier(checkpoint: parsed, publicKey: key, filtered: filtered).verify(fileAt: export)
