@@ -30,6 +30,9 @@ final class KeyRotationTests: XCTestCase {
             XCTAssertEqual(waiting.status, .seeOther)
             let admin = try await portal.signedIn(.admin)
             let searchBefore = try await admin.get("/admin/audit")
+            // A hotline callback waiting in the queue, its number and name sealed under key 1.
+            let agent = try await portal.signedIn(.hotline, address: "198.51.100.10")
+            let callback = try await agent.queueCallback(phone: "030 1234 5678", name: "Erika Mustermann")
 
             try KeyRotation.rotate(path: secretFile, now: portal.clock.now, takeOverAfter: 0)
             portal.clock.advance(seconds: 11)  // running instances re-read the file within 10 s
@@ -47,6 +50,18 @@ final class KeyRotationTests: XCTestCase {
             XCTAssertEqual(answer.location, "/admin/audit/teletans/\(oldFingerprint)")
             let page = try await admin.get(try XCTUnwrap(answer.location))
             XCTAssertTrue(page.body.contains("id=\"teletan-issued-by\">tt-officer<"), page.body)
+            // The number waiting under its key-1 fingerprint is found: a second callback is refused.
+            let second = try await portal.signedIn(.hotline, address: "198.51.100.11")
+            let call = try await second.startCall()
+            let again = try await second.submitCall(call, action: "callback", checks: [], phone: "+49 30 12345678", name: "Erika Mustermann")
+            XCTAssertEqual(again.status, .conflict)
+            // The callback of before opens: the agent who takes it sees the number.
+            let queue = try await agent.get("/hotline/callbacks")
+            let taken = try await agent.post("/hotline/callbacks/\(callback)/take", ["csrf": queue.hidden("csrf") ?? ""])
+            XCTAssertEqual(taken.location, "/hotline/callbacks/\(callback)")
+            let contact = try await agent.get("/hotline/callbacks/\(callback)")
+            XCTAssertTrue(contact.body.contains("+49 30 12345678"), contact.body)
+            XCTAssertTrue(contact.body.contains("Erika Mustermann"))
             // The app redeems a teleTAN stored under key 1.
             let token = try await lifecycle.registrationToken(for: waited, on: portal.db)
             XCTAssertTrue(TeleTANLifecycle.isUUIDv4(token))
