@@ -57,7 +57,8 @@ struct SecretCommand: ParsableCommand {
             let keys = try location.keys()
             let current = keys.current(at: Date())
             for key in keys.keys {
-                let from = key.currentFrom == .distantPast ? "the start" : key.currentFrom.formatted(.iso8601)
+                // Key 1 of a single-secret file, or as a keyring writes it (1970): current since the start.
+                let from = key.currentFrom <= Date(timeIntervalSince1970: 0) ? "the start" : key.currentFrom.formatted(.iso8601)
                 print("key \(key.id): current from \(from)\(key.id == current.id ? " (current)" : key.currentFrom > Date() ? " (not yet current)" : "")")
             }
         }

@@ -33,6 +33,7 @@ final class KeyRotationTests: XCTestCase {
             // A hotline callback waiting in the queue, its number and name sealed under key 1.
             let agent = try await portal.signedIn(.hotline, address: "198.51.100.10")
             let callback = try await agent.queueCallback(phone: "030 1234 5678", name: "Erika Mustermann")
+            let unreachable = try await agent.queueCallback(phone: "0221 7946 0958", name: "Jane Doe")
 
             try KeyRotation.rotate(path: secretFile, now: portal.clock.now, takeOverAfter: 0)
             portal.clock.advance(seconds: 11)  // running instances re-read the file within 10 s
@@ -98,6 +99,13 @@ final class KeyRotationTests: XCTestCase {
                 XCTAssertEqual(page.status, .ok)
                 XCTAssertEqual(page.body.contains("id=\"teletan-issued-by\">tt-officer<"), found, page.body)
             }
+            // A callback sealed under key 1 cannot be opened any more: the queue says so (409).
+            let newAgent = try await portal.signedIn(.hotline, address: "198.51.100.12")
+            let queueAfter = try await newAgent.get("/hotline/callbacks")
+            _ = try await newAgent.post("/hotline/callbacks/\(unreachable)/take", ["csrf": queueAfter.hidden("csrf") ?? ""])
+            let unopened = try await newAgent.get("/hotline/callbacks/\(unreachable)")
+            XCTAssertEqual(unopened.status, .conflict)
+            XCTAssertFalse(unopened.body.contains("7946"))
             // The old admin's session and form are refused, not with a 500.
             let stale = try await admin.post("/admin/audit/lookup", ["csrf": searchBefore.hidden("csrf") ?? "", "teletan": shown])
             XCTAssertNotEqual(stale.status, .internalServerError)
