@@ -90,6 +90,54 @@ package struct CheckpointSigner: Sendable {
         return nil
     }
 
+    /// Every public key that checks this installation's checkpoints: the current key's and those of
+    /// earlier keys `rotate` kept beside it (`KEY.<key id>.pub.pem`). Empty when none exists.
+    package static func publicKeys(forKeyFile keyFile: String) throws -> [P256.Signing.PublicKey] {
+        var keys = try publicKey(forKeyFile: keyFile).map { [$0] } ?? []
+        let url = URL(fileURLWithPath: keyFile)
+        let stem = url.lastPathComponent.hasSuffix(".pem") ? String(url.lastPathComponent.dropLast(4)) : url.lastPathComponent
+        let directory = url.deletingLastPathComponent().path
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names.sorted() where name.hasPrefix(stem + ".") && name.hasSuffix(".pub.pem") && name != stem + ".pub.pem" {
+            let key = try loadPublicKey(at: directory + "/" + name)
+            if !keys.contains(where: { $0.derRepresentation == key.derRepresentation }) { keys.append(key) }
+        }
+        return keys
+    }
+
+    /// Replaces the checkpoint key with a new one: the old public key is kept as
+    /// `KEY.<old key id>.pub.pem` (old checkpoints stay verifiable), the new private key replaces
+    /// `keyFile` atomically and its public key `KEY.pub.pem`. The old private key is gone.
+    package static func rotate(keyFile: String) throws -> (old: CheckpointSigner, new: CheckpointSigner) {
+        let old = try load(keyFile: keyFile)
+        let keptPath = keptPublicKeyPath(forKeyFile: keyFile, keyID: old.keyID)
+        try writeAtomically(old.publicKey.pemRepresentation + "\n", to: keptPath, mode: 0o644)
+        let new = CheckpointSigner(privateKey: P256.Signing.PrivateKey())
+        try writeAtomically(new.privateKey.pemRepresentation + "\n", to: keyFile, mode: 0o600)
+        try writeAtomically(new.publicKey.pemRepresentation + "\n", to: publicKeyPath(forKeyFile: keyFile), mode: 0o644)
+        return (old, new)
+    }
+
+    /// `KEY.<key id>.pub.pem` for `KEY.pem`: where `rotate` keeps a former key's public key.
+    package static func keptPublicKeyPath(forKeyFile keyFile: String, keyID: String) -> String {
+        (keyFile.hasSuffix(".pem") ? String(keyFile.dropLast(4)) : keyFile) + ".\(keyID).pub.pem"
+    }
+
+    private static func writeAtomically(_ text: String, to path: String, mode: mode_t) throws {
+        let temporary = path + ".tmp-\(UUID().uuidString)"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode)
+        guard descriptor >= 0 else {
+            throw Failure(description: "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        let written = text.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
+        let synced = fsync(descriptor)
+        close(descriptor)
+        guard written == text.utf8.count, synced == 0, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw Failure(description: "cannot write \(path)")
+        }
+    }
+
     /// Writes the key to a temporary file and links it into place: another instance starting at
     /// the same moment either wins the link or reads a complete key, never a half-written one.
     private static func create(at path: String) throws {

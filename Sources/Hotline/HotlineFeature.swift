@@ -38,7 +38,7 @@ package struct HotlineFeature: PortalFeature {
     let audit: AuditLog
 
     package init(foundation: WebFoundation, issuance: IssuanceFeature, settings: Settings) {
-        let vault = ContactVault(serverSecret: foundation.serverSecret, hasher: foundation.hasher)
+        let vault = ContactVault(hasher: foundation.hasher)
         callbacks = Callbacks(
             vault: vault, takeTimeout: settings.takeTimeout.seconds, maximumAttempts: settings.callbackAttempts,
             retention: settings.callbackRetention.seconds)
@@ -47,7 +47,7 @@ package struct HotlineFeature: PortalFeature {
         calls = CallController(
             database: foundation.database, csrf: foundation.csrf, checks: settings.checks, issuer: issuance.issuer,
             nonces: foundation.nonces, callbacks: callbacks, callbackNumbers: settings.callbackNumbers, vault: vault, history: history, readBack: ReadBack(hasher: foundation.hasher),
-            readBackNotes: ReadBackNotes(serverSecret: foundation.serverSecret), idleTimeout: foundation.sessions.idleTimeout, displays: issuance.displays, audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
+            readBackNotes: ReadBackNotes(keyring: foundation.keyring), idleTimeout: foundation.sessions.idleTimeout, displays: issuance.displays, audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
         queue = CallbackController(
             database: foundation.database, csrf: foundation.csrf, callbacks: callbacks, history: history, audit: foundation.audit,
             renderer: foundation.renderer, now: foundation.now)

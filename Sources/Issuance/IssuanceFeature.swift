@@ -34,7 +34,7 @@ package struct IssuanceFeature: PortalFeature {
     /// hotline feature depends on this one, so the app composition hands it in).
     package init(foundation: WebFoundation, verification: any VerificationService, settings: Settings, calls: CallSummaries? = nil) {
         displays = PendingDisplays(
-            serverSecret: foundation.serverSecret, hasher: foundation.hasher, audit: foundation.audit, displayTime: settings.displayTime)
+            hasher: foundation.hasher, audit: foundation.audit, displayTime: settings.displayTime)
         issuer = TeleTANIssuer(
             database: foundation.database, service: verification, nonces: foundation.nonces, displays: displays,
             audit: foundation.audit, hasher: foundation.hasher, minimumInterval: settings.minimumInterval,

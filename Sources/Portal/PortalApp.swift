@@ -57,7 +57,7 @@ package final class PortalApp: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.certs = certs
-        let serverSecret = try SecretFile.loadOrCreate(at: configuration.secretFile)
+        let keyring = try ServerKeyring(path: configuration.secretFile, now: now)
         let signer = try CheckpointSigner.loadOrCreate(keyFile: configuration.auditCheckpointKey)
         let assets = try AssetFiles.load(
             templatesDirectory: configuration.templatesDirectory, publicDirectory: configuration.publicDirectory)
@@ -65,7 +65,7 @@ package final class PortalApp: Sendable {
             location: configuration.database, poolSize: configuration.databasePoolSize, migrations: Self.migrations, logger: logger)
         do {
             foundation = try WebFoundation(
-                database: database, assets: assets, strings: Self.strings, serverSecret: serverSecret,
+                database: database, assets: assets, strings: Self.strings, keyring: keyring,
                 idleTimeout: configuration.idleTimeout, sessionLifetime: configuration.sessionLifetime,
                 trustProxy: configuration.trustProxy, publicOrigin: configuration.publicOrigin, timeZone: configuration.timeZone,
                 logger: logger, now: now)
@@ -84,8 +84,10 @@ package final class PortalApp: Sendable {
             foundation: foundation, verification: verification, settings: configuration.issuanceSettings,
             calls: HotlineFeature.callSummaries)
         hotline = HotlineFeature(foundation: foundation, issuance: issuance, settings: configuration.hotlineSettings)
+        // Earlier checkpoint keys (`portal audit rotate-key`) still vouch for the checkpoints they signed.
         integrity = AuditIntegrity(
-            signer: signer, checkpointInterval: configuration.auditCheckpointInterval, retention: configuration.auditRetention)
+            signer: signer, checkpointInterval: configuration.auditCheckpointInterval, retention: configuration.auditRetention,
+            publicKeys: try CheckpointSigner.publicKeys(forKeyFile: configuration.auditCheckpointKey))
         auditReview = AuditReviewFeature(foundation: foundation, verification: verification, integrity: integrity)
     }
 

@@ -8,7 +8,7 @@ import Storage
 
 struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "audit", abstract: "Work with the audit trail.", subcommands: [Checkpoint.self, Verify.self])
+        commandName: "audit", abstract: "Work with the audit trail.", subcommands: [Checkpoint.self, Verify.self, RotateKey.self])
 
     /// Opens the database, runs `body`, and closes it; database errors become one plain line.
     static func withDatabase<T>(_ storage: RequiredDatabaseOptions, _ body: (any Database) async throws -> T) async throws -> T {
@@ -120,11 +120,32 @@ struct AuditCommand: AsyncParsableCommand {
             // A directory there is left to the write, which fails naming it.
             guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue else { return nil }
             let checkpoint = try AuditCommand.parseCheckpoint(file)
-            guard let key = try key ?? self.key.publicKey(), checkpoint.isSigned(by: key) else {
+            let keys = try key.map { [$0] } ?? self.key.publicKeys()
+            guard keys.contains(where: { checkpoint.isSigned(by: $0) }) else {
                 FileHandle.standardError.write(Data("portal: \(file): signed by another key (\(checkpoint.keyID)); not compared with the database\n".utf8))
                 return nil
             }
             return checkpoint
+        }
+    }
+
+    struct RotateKey: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-key",
+            abstract: "Replace the checkpoint key with a new one; the old public key is kept as KEY.<key id>.pub.pem so old checkpoints still verify.",
+            discussion: "Running instances sign with the key they loaded until they restart; the checkpoints they sign meanwhile verify with the kept public key.")
+
+        @OptionGroup var key: AuditCheckpointKeyOption
+
+        func run() throws {
+            _ = try key.loadSigner()
+            do {
+                let (old, new) = try CheckpointSigner.rotate(keyFile: key.auditCheckpointKey)
+                print("checkpoint key \(key.auditCheckpointKey): new key \(new.keyID), public key \(CheckpointSigner.publicKeyPath(forKeyFile: key.auditCheckpointKey))")
+                print("old key \(old.keyID) kept for verifying: \(CheckpointSigner.keptPublicKeyPath(forKeyFile: key.auditCheckpointKey, keyID: old.keyID))")
+            } catch let error as CheckpointSigner.Failure {
+                throw CommandFailure(message: error.description)
+            }
         }
     }
 
@@ -142,8 +163,8 @@ struct AuditCommand: AsyncParsableCommand {
         var export: String?
         @Option(help: "A signed checkpoint handed out earlier (`portal audit checkpoint --out` writes one): checks that its entry is in the database with the hash it signed (reports a restore from an older backup), or with --export checks the export against it")
         var checkpoint: String?
-        @Option(help: "The checkpoint's public key (default: the .pub.pem next to --audit-checkpoint-key)")
-        var publicKey: String?
+        @Option(help: "With --export: a public key that may have signed the checkpoint; repeat it for several (default: the .pub.pem next to --audit-checkpoint-key and the earlier keys' KEY.<id>.pub.pem)")
+        var publicKey: [String] = []
         @Flag(help: "With --export: the file is the export of a search, so seqs may skip (they must still ascend); without it a missing line is an error")
         var filtered = false
 
@@ -151,7 +172,7 @@ struct AuditCommand: AsyncParsableCommand {
             if export == nil, filtered {
                 throw ValidationError("--filtered goes with --export FILE")
             }
-            if checkpoint == nil, publicKey != nil {
+            if checkpoint == nil, !publicKey.isEmpty {
                 throw ValidationError("--public-key goes with --checkpoint FILE")
             }
             if export != nil, checkpoint == nil {
@@ -167,8 +188,10 @@ struct AuditCommand: AsyncParsableCommand {
                 try verifyExport(export, checkpointFile: checkpoint)
                 return
             }
-            let handedOut = try checkpoint.map { try AuditCommand.readCheckpoint($0, publicKey: try checkpointKey()) }
-            let integrity = AuditIntegrity(signer: nil, publicKeys: try key.publicKey().map { [$0] } ?? [])
+            let handedOut = try checkpoint.map { file in
+                try AuditCommand.readCheckpoint(file, publicKey: try checkpointKey(for: AuditCommand.parseCheckpoint(file)))
+            }
+            let integrity = AuditIntegrity(signer: nil, publicKeys: try key.publicKeys())
             let verification = try await AuditCommand.withDatabase(storage) { db in
                 if let handedOut, let checkpoint { try await AuditCommand.compare(handedOut, from: checkpoint, on: db) }
                 return try await integrity.verify(full: full, now: Date(), on: db)
@@ -180,20 +203,25 @@ struct AuditCommand: AsyncParsableCommand {
             print(verification.summary)
         }
 
-        /// --public-key, or the one next to --audit-checkpoint-key.
-        private func checkpointKey() throws -> CheckpointPublicKey {
+        /// The key that signed `checkpoint`: among --public-key, or else the .pub.pem next to
+        /// --audit-checkpoint-key and the earlier keys kept beside it, the one the checkpoint names
+        /// (else the first, whose mismatch the report explains).
+        private func checkpointKey(for checkpoint: AuditCheckpoint) throws -> CheckpointPublicKey {
+            let candidates: [CheckpointPublicKey]
             do {
-                if let publicKey { return try CheckpointSigner.loadPublicKey(at: publicKey) }
-                if let found = try key.publicKey() { return found }
+                candidates = publicKey.isEmpty ? try key.publicKeys() : try publicKey.map(CheckpointSigner.loadPublicKey(at:))
             } catch let error as CheckpointSigner.Failure {
                 throw CommandFailure(message: error.description)
             }
-            throw CommandFailure(message: "no public key: pass --public-key FILE (the .pub.pem of the portal's checkpoint key)")
+            guard !candidates.isEmpty else {
+                throw CommandFailure(message: "no public key: pass --public-key FILE (the .pub.pem of the portal's checkpoint key)")
+            }
+            return candidates.first { CheckpointSigner.keyID(of: $0) == checkpoint.keyID } ?? candidates[0]
         }
 
         private func verifyExport(_ export: String, checkpointFile: String) throws {
             let parsed = try AuditCommand.parseCheckpoint(checkpointFile)
-            let key = try checkpointKey()
+            let key = try checkpointKey(for: parsed)
             let report: AuditExportVerifier.Report
             do {
                 report = try AuditExportVerifier(checkpoint: parsed, publicKey: key, filtered: filtered).verify(fileAt: export)

@@ -23,10 +23,11 @@ struct AuditCheckpointKeyOption: ParsableArguments {
         }
     }
 
-    /// The public key that checks checkpoints: the .pub.pem, or else the private key's; nil if neither exists.
-    func publicKey() throws -> CheckpointPublicKey? {
+    /// The public keys that check checkpoints: the current one (the .pub.pem, or else the private
+    /// key's) and those of earlier keys kept beside it by `portal audit rotate-key`.
+    func publicKeys() throws -> [CheckpointPublicKey] {
         do {
-            return try CheckpointSigner.publicKey(forKeyFile: auditCheckpointKey)
+            return try CheckpointSigner.publicKeys(forKeyFile: auditCheckpointKey)
         } catch let error as CheckpointSigner.Failure {
             throw ConfigurationError(message: "--audit-checkpoint-key (PORTAL_AUDIT_CHECKPOINT_KEY): \(error.description)")
         }

@@ -2,7 +2,7 @@ import ArgumentParser
 import CommandSupport
 import Foundation
 
-/// `portal serve | check-config | migrate | keygen | audit | sessions`.
+/// `portal serve | check-config | migrate | keygen | audit | sessions | secret`.
 @main
 enum Main {
     static func main() async {
@@ -14,5 +14,5 @@ struct PortalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "portal",
         abstract: "Health-authority portal for issuing teleTANs.",
-        subcommands: [Serve.self, CheckConfig.self, Migrate.self, Keygen.self, AuditCommand.self, SessionsCommand.self])
+        subcommands: [Serve.self, CheckConfig.self, Migrate.self, Keygen.self, AuditCommand.self, SessionsCommand.self, SecretCommand.self])
 }

@@ -369,7 +369,7 @@ struct SignInController: Sendable {
     /// The CSRF token of the sign-in forms, bound to a random pre-session cookie.
     private func requirePreSessionCSRF(_ token: String, request: Request) throws {
         guard let cookie = request.cookies[CSRF.preSessionCookie]?.value, csrf.isServerMadePreSession(cookie),
-              csrf.isValid(token, expected: csrf.token(forPreSession: cookie))
+              csrf.isValid(token, forPreSession: cookie)
         else { throw HTTPError(.forbidden) }
     }
 

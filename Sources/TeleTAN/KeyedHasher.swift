@@ -4,6 +4,9 @@ import Crypto
 /// form nonces) is stored only as such a keyed hash: unlike a plain SHA-256, it cannot be
 /// brute-forced offline from a database dump without the key (the teleTAN space is only ~44 bits).
 ///
+/// New hashes use the keyring's current key; a lookup computes one hash per live key and matches
+/// any (`hashes`, `matches`), so what was stored before a rotation is found until its key retires.
+///
 /// Each use has its own `Purpose`, mixed into the input, so that a hash from one table never
 /// matches a hash from another (a teleTAN's audit fingerprint is not its storage hash).
 package struct KeyedHasher: Sendable {
@@ -26,14 +29,39 @@ package struct KeyedHasher: Sendable {
         package static let personName = Purpose("person-name")
     }
 
-    private let key: SymmetricKey
+    package let keyring: ServerKeyring
 
+    package init(keyring: ServerKeyring) {
+        self.keyring = keyring
+    }
+
+    /// One secret as key id 1 (tests).
     package init(key: SymmetricKey) {
-        self.key = key
+        self.init(keyring: ServerKeyring(secret: key))
+    }
+
+    /// The hash to store: under the current key.
+    package func hash(_ value: some StringProtocol, for purpose: Purpose) -> String {
+        Self.hash(value, for: purpose, key: keyring.current().secret)
+    }
+
+    /// The hashes to look a stored one up by: one per live key, the current key's first.
+    package func hashes(_ value: some StringProtocol, for purpose: Purpose) -> [String] {
+        keyring.live().map { Self.hash(value, for: purpose, key: $0.secret) }
+    }
+
+    /// Whether `candidate` is the hash of `value` under any live key (constant time per key).
+    package func matches(_ candidate: some StringProtocol, _ value: some StringProtocol, for purpose: Purpose) -> Bool {
+        matchingKey(candidate, value, for: purpose) != nil
+    }
+
+    /// The live key under which `candidate` is the hash of `value`, if any.
+    package func matchingKey(_ candidate: some StringProtocol, _ value: some StringProtocol, for purpose: Purpose) -> ServerKey? {
+        keyring.live().first { Self.constantTimeEquals(candidate, Self.hash(value, for: purpose, key: $0.secret)) }
     }
 
     /// Lower-case hex of HMAC-SHA-256(key, purpose || 0x00 || value).
-    package func hash(_ value: some StringProtocol, for purpose: Purpose) -> String {
+    package static func hash(_ value: some StringProtocol, for purpose: Purpose, key: SymmetricKey) -> String {
         var hmac = HMAC<SHA256>(key: key)
         hmac.update(data: Array(purpose.label.utf8))
         hmac.update(data: [0])

@@ -6,40 +6,37 @@ import Foundation
 
 /// The server secret: 32 random bytes, hex-encoded in a file only the service account can read.
 /// It keys every HMAC (stored hashes, fingerprints, CSRF tokens) and the encryption of a teleTAN
-/// waiting to be shown. Created on first start with mode 0600 if missing.
+/// waiting to be shown. Created on first start with mode 0600 if missing; `portal secret rotate`
+/// turns it into a keyring of several (`ServerKeys`), in which this first secret is key id 1.
 package enum SecretFile {
     package enum Failure: Error, CustomStringConvertible {
         case unreadable(path: String, reason: String)
         case malformed(path: String)
+        case malformedKeyring(path: String, reason: String)
         case tooOpen(path: String, mode: String)
 
         package var description: String {
             switch self {
             case .unreadable(let path, let reason): "cannot read or create secret file \(path): \(reason)"
             case .malformed(let path): "secret file \(path) must hold 64 hex characters (32 bytes)"
+            case .malformedKeyring(let path, let reason): "secret file \(path): \(reason)"
             case .tooOpen(let path, let mode): "secret file \(path) has mode \(mode); it must not be readable by group or others (chmod 600)"
             }
         }
     }
 
-    /// Reads the key at `path`, creating the file with a new random key if it does not exist.
+    /// The current key of the secret file (or keyring, `ServerKeyring`) at `path`, creating the
+    /// file with a new random key if it does not exist.
     package static func loadOrCreate(at path: String) throws -> SymmetricKey {
+        try createIfMissing(at: path)
+        return try ServerKeyring.read(path).current(at: Date()).secret
+    }
+
+    /// Creates the file with a new random key (mode 0600) unless it exists.
+    package static func createIfMissing(at path: String) throws {
         if !FileManager.default.fileExists(atPath: path) {
             try create(at: path)
         }
-        var status = stat()
-        guard stat(path, &status) == 0 else {
-            throw Failure.unreadable(path: path, reason: String(cString: strerror(errno)))
-        }
-        if status.st_mode & 0o077 != 0 {
-            throw Failure.tooOpen(path: path, mode: String(status.st_mode & 0o777, radix: 8))
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw Failure.unreadable(path: path, reason: "permission denied")
-        }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let bytes = decodeHex(text), bytes.count == 32 else { throw Failure.malformed(path: path) }
-        return SymmetricKey(data: bytes)
     }
 
     static func create(at path: String) throws {

@@ -32,7 +32,7 @@ package struct TeleTANLifecycle: Sendable {
     package func registrationToken(for key: String, on db: any Database) async throws -> String {
         guard let teleTAN = TeleTAN(key) else { throw Refusal.invalidTeleTAN }
         let time = now()
-        let teleTANHash = hasher.hash(teleTAN.value, for: .teleTANStorage)
+        let teleTANHashes = hasher.hashes(teleTAN.value, for: .teleTANStorage)
         let token = UUID().uuidString.lowercased()
         let tokenHash = hasher.hash(token, for: .registrationToken)
         // A conditional UPDATE redeems at most once, even for concurrent requests; the token row
@@ -43,7 +43,7 @@ package struct TeleTANLifecycle: Sendable {
             let row = try await sql(db).raw("""
                 WITH redeemed AS (
                     UPDATE teletans SET redeemed_at = \(bind: time)
-                    WHERE hash = \(bind: teleTANHash) AND redeemed_at IS NULL AND revoked_at IS NULL AND valid_until > \(bind: time)
+                    WHERE hash IN (\(binds: teleTANHashes)) AND redeemed_at IS NULL AND revoked_at IS NULL AND valid_until > \(bind: time)
                     RETURNING type)
                 INSERT INTO registration_tokens (id, hash, teletan_type, created_at, tan_issued)
                 SELECT \(bind: UUID()), \(bind: tokenHash), type, \(bind: time), \(bind: false) FROM redeemed
@@ -56,7 +56,7 @@ package struct TeleTANLifecycle: Sendable {
             struct Row: Decodable { let type: String }
             guard let row = try await sql(tx).raw("""
                 UPDATE teletans SET redeemed_at = \(bind: time)
-                WHERE hash = \(bind: teleTANHash) AND redeemed_at IS NULL AND revoked_at IS NULL AND valid_until > \(bind: time)
+                WHERE hash IN (\(binds: teleTANHashes)) AND redeemed_at IS NULL AND revoked_at IS NULL AND valid_until > \(bind: time)
                 RETURNING type
                 """).first(decoding: Row.self)
             else { throw Refusal.invalidTeleTAN }
@@ -69,7 +69,7 @@ package struct TeleTANLifecycle: Sendable {
     package func tan(for registrationToken: String, on db: any Database) async throws -> String {
         guard Self.isUUIDv4(registrationToken) else { throw Refusal.unknownRegistrationToken }
         let time = now()
-        let tokenHash = hasher.hash(registrationToken.lowercased(), for: .registrationToken)
+        let tokenHashes = hasher.hashes(registrationToken.lowercased(), for: .registrationToken)
         let tan = UUID().uuidString.lowercased()
         let tanHash = hasher.hash(tan, for: .tan)
         let validUntil = time.addingTimeInterval(Self.tanValidity)
@@ -79,7 +79,7 @@ package struct TeleTANLifecycle: Sendable {
             issued = try await sql(db).raw("""
                 WITH issued AS (
                     UPDATE registration_tokens SET tan_issued = \(bind: true)
-                    WHERE hash = \(bind: tokenHash) AND tan_issued = \(bind: false)
+                    WHERE hash IN (\(binds: tokenHashes)) AND tan_issued = \(bind: false)
                     RETURNING teletan_type)
                 INSERT INTO tans (id, hash, teletan_type, created_at, valid_until)
                 SELECT \(bind: UUID()), \(bind: tanHash), teletan_type, \(bind: time), \(bind: validUntil) FROM issued
@@ -89,7 +89,7 @@ package struct TeleTANLifecycle: Sendable {
             issued = try await db.transaction { tx in
                 guard let row = try await sql(tx).raw("""
                     UPDATE registration_tokens SET tan_issued = \(bind: true)
-                    WHERE hash = \(bind: tokenHash) AND tan_issued = \(bind: false)
+                    WHERE hash IN (\(binds: tokenHashes)) AND tan_issued = \(bind: false)
                     RETURNING teletan_type
                     """).first(decoding: Row.self)
                 else { return false }
@@ -98,7 +98,7 @@ package struct TeleTANLifecycle: Sendable {
             }
         }
         guard issued else {
-            let exists = try await RegistrationTokenRecord.query(on: db).filter(\.$hash == tokenHash).count() > 0
+            let exists = try await RegistrationTokenRecord.query(on: db).filter(\.$hash ~~ tokenHashes).count() > 0
             throw exists ? Refusal.tanAlreadyIssued : Refusal.unknownRegistrationToken
         }
         return tan
@@ -108,7 +108,7 @@ package struct TeleTANLifecycle: Sendable {
     package func sessionCreation(of registrationToken: String, on db: any Database) async throws -> Date {
         guard Self.isUUIDv4(registrationToken),
               let record = try await RegistrationTokenRecord.query(on: db)
-                .filter(\.$hash == hasher.hash(registrationToken.lowercased(), for: .registrationToken)).first()
+                .filter(\.$hash ~~ hasher.hashes(registrationToken.lowercased(), for: .registrationToken)).first()
         else { throw Refusal.unknownRegistrationToken }
         return record.createdAt
     }
@@ -120,7 +120,7 @@ package struct TeleTANLifecycle: Sendable {
         struct Row: Decodable { let teletan_type: String }
         guard let row = try await sql(db).raw("""
             UPDATE tans SET redeemed_at = \(bind: time)
-            WHERE hash = \(bind: hasher.hash(tan.lowercased(), for: .tan)) AND redeemed_at IS NULL AND valid_until > \(bind: time)
+            WHERE hash IN (\(binds: hasher.hashes(tan.lowercased(), for: .tan))) AND redeemed_at IS NULL AND valid_until > \(bind: time)
             RETURNING teletan_type
             """).first(decoding: Row.self)
         else { throw Refusal.unknownOrUsedTAN }

@@ -38,7 +38,7 @@ package final class VerificationServerApp: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.now = now
-        hasher = KeyedHasher(key: try SecretFile.loadOrCreate(at: configuration.secretFile))
+        hasher = KeyedHasher(keyring: try ServerKeyring(path: configuration.secretFile, now: now))
         tokens = try await PortalTokenVerifier(publicKeyPaths: configuration.trustedPortalKeys)
         database = try await PortalDatabase.openMigrated(
             location: configuration.database, poolSize: configuration.databasePoolSize, migrations: Self.migrations, logger: logger)

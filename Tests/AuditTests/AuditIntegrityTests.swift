@@ -301,6 +301,49 @@ final class AuditIntegrityTests: XCTestCase {
         }
     }
 
+    /// Issue 21, item 7: `portal audit rotate-key` mid-run. The retention floor's checkpoint was
+    /// signed by the old key; the new key signs from then on; with the public keys kept beside the
+    /// key file both verify, in full and incrementally, in the portal and outside it.
+    func testARotatedCheckpointKeyKeepsOldCheckpointsVerifiable() async throws {
+        try await withDatabase { db in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ckey-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let keyFile = directory.appendingPathComponent("audit-checkpoint-key.pem").path
+            let oldSigner = try CheckpointSigner.loadOrCreate(keyFile: keyFile)
+            try await append(6, at: start, on: db)
+            try await append(4, at: start.addingTimeInterval(20 * 86400), on: db)
+            let now = start.addingTimeInterval(25 * 86400)
+            let report = try await integrity(oldSigner, retention: .seconds(10 * 86400)).runScheduled(now: now, on: db)
+            XCTAssertEqual(report.deletedEntries, 6, "the floor's checkpoint is the old key's")
+
+            let (old, new) = try CheckpointSigner.rotate(keyFile: keyFile)
+            XCTAssertEqual(old.keyID, oldSigner.keyID)
+            XCTAssertNotEqual(new.keyID, old.keyID)
+            XCTAssertEqual(try CheckpointSigner.load(keyFile: keyFile).keyID, new.keyID, "the key file holds the new key")
+            let mode = try FileManager.default.attributesOfItem(atPath: keyFile)[.posixPermissions] as? Int
+            XCTAssertEqual(mode, 0o600)
+            let kept = CheckpointSigner.keptPublicKeyPath(forKeyFile: keyFile, keyID: old.keyID)
+            XCTAssertTrue(kept.hasSuffix("audit-checkpoint-key.\(old.keyID).pub.pem"), kept)
+            XCTAssertEqual(CheckpointSigner.keyID(of: try CheckpointSigner.loadPublicKey(at: kept)), old.keyID)
+            let publicKeys = try CheckpointSigner.publicKeys(forKeyFile: keyFile)
+            XCTAssertEqual(Set(publicKeys.map(CheckpointSigner.keyID(of:))), [old.keyID, new.keyID])
+
+            try await append(2, at: now, on: db)
+            let rotated = AuditIntegrity(signer: new, checkpointInterval: .seconds(3600), retention: .seconds(10 * 86400), publicKeys: publicKeys)
+            let checkpoint = try await rotated.checkpointNow(now: now.addingTimeInterval(3600), on: db)
+            XCTAssertEqual(checkpoint.keyID, new.keyID)
+            for full in [true, false] {
+                let verification = try await rotated.verify(full: full, now: now.addingTimeInterval(3600), on: db)
+                XCTAssertTrue(verification.isIntact, verification.summary)
+            }
+            let outside = try await AuditIntegrity(signer: nil, publicKeys: publicKeys).verify(full: true, now: now, on: db)
+            XCTAssertTrue(outside.isIntact, outside.summary)
+            // Without the kept public key the floor's checkpoint vouches for nothing.
+            let forgetful = try await AuditIntegrity(signer: new).verify(full: true, now: now, on: db)
+            XCTAssertFalse(forgetful.isIntact, forgetful.summary)
+        }
+    }
+
     func testRetentionDeletesNothingOfABrokenChain() async throws {
         try await withDatabase { db in
             let integrity = integrity(retention: .seconds(86400))

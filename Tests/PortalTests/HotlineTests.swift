@@ -118,8 +118,7 @@ final class HotlineTests: XCTestCase {
             let queueEntry = try XCTUnwrap(queuedEntries.last)
             Self.assertNoNumber(queueEntry.details, "030 1234 5678")
             XCTAssertFalse(queueEntry.details.contains("Erika"))
-            let vault = ContactVault(serverSecret: try SecretFile.loadOrCreate(at: portal.portal.configuration.secretFile),
-                                     hasher: portal.portal.foundation.hasher)
+            let vault = ContactVault(hasher: portal.portal.foundation.hasher)
             XCTAssertTrue(queueEntry.details.contains(vault.fingerprint(of: PhoneNumber("030 1234 5678")!)), "the number's keyed fingerprint")
             XCTAssertTrue(queueEntry.details.contains(vault.fingerprint(ofName: "Erika Mustermann")), "the name's keyed fingerprint")
 
@@ -228,7 +227,7 @@ final class HotlineTests: XCTestCase {
             try await history.record(fingerprint, at: portal.clock.now, on: portal.db)
             portal.clock.advance(seconds: 14 * 86_400 - 60)
             try await portal.portal.runCleanup()
-            let kept = try await history.lastTeleTAN(for: fingerprint, now: portal.clock.now, on: portal.db)
+            let kept = try await history.lastTeleTAN(for: [fingerprint], now: portal.clock.now, on: portal.db)
             XCTAssertNotNil(kept, "still within 14 days")
             portal.clock.advance(seconds: 120)
             try await portal.portal.runCleanup()

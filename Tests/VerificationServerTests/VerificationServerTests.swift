@@ -56,6 +56,29 @@ final class VerificationServerTests: XCTestCase {
         }
     }
 
+    /// Issue 21, item 7: the server's secret rotated while it runs (`portal secret rotate
+    /// --secret-file` on its file). A teleTAN and a registration token made before still redeem.
+    func testATeleTANAndATokenMadeBeforeAKeyRotationStillRedeem() async throws {
+        try await ServerUnderTest.run { s in
+            let before = try await s.newTeleTAN()
+            let early = try await s.newTeleTAN()
+            let registration = try await s.registrationToken(early)
+            let token = try XCTUnwrap(registration.json["registrationToken"] as? String)
+
+            try KeyRotation.rotate(path: s.server.configuration.secretFile, now: s.clock.now, takeOverAfter: 0)
+            s.clock.advance(seconds: 11)
+            XCTAssertEqual(s.server.hasher.keyring.current().id, 2)
+
+            let redeemed = try await s.registrationToken(before)
+            XCTAssertEqual(redeemed.status, .created, "a teleTAN stored under key 1")
+            let tan = try await s.post(s.app, "/version/v1/tan", json: #"{"registrationToken":"\#(token)"}"#)
+            XCTAssertEqual(tan.status, .created, "a registration token stored under key 1")
+            let after = try await s.newTeleTAN()
+            let redeemedAfter = try await s.registrationToken(after)
+            XCTAssertEqual(redeemedAfter.status, .created)
+        }
+    }
+
     func testConcurrentRedemptionsGiveOneTokenAndOneTAN() async throws {
         try await ServerUnderTest.run { s in
             let teleTAN = try await s.newTeleTAN()

@@ -44,10 +44,12 @@ package struct TeleTANLookup: Sendable {
 
     /// The fingerprint of what the admin typed, read the way the app reads it plus spaces and
     /// hyphens between groups; nil when it is no teleTAN (wrong length, letters or check character).
-    package func fingerprint(of typed: String) -> String? {
+    /// Under the server key the teleTAN was issued with, so one issued before a key rotation is
+    /// found until that key retires; the current key's for a teleTAN nobody issued.
+    package func fingerprint(of typed: String, on db: any Database) async throws -> String? {
         let compact = typed.filter { !$0.isWhitespace && $0 != "-" }
         guard let teleTAN = TeleTAN(compact) else { return nil }
-        return hasher.hash(teleTAN.value, for: .teleTANFingerprint)
+        return try await TeleTANScreen(hasher: hasher).fingerprint(of: teleTAN, on: db)
     }
 
     /// A fingerprint as it appears in URLs and the audit trail: 64 lower-case hex digits.

@@ -25,19 +25,28 @@ package struct TeleTANScreen: Sendable {
         self.hasher = hasher
     }
 
-    /// The keyed fingerprint, as the audit trail and `issued_teletans` keep a teleTAN.
-    package func fingerprint(of teleTAN: TeleTAN) -> String {
-        hasher.hash(teleTAN.value, for: .teleTANFingerprint)
+    /// The keyed fingerprint, as the audit trail and `issued_teletans` keep a teleTAN: under the
+    /// server key it was issued with (see `knownFingerprint`), else under the current key.
+    package func fingerprint(of teleTAN: TeleTAN, on db: any Database) async throws -> String {
+        try await knownFingerprint(of: teleTAN, on: db) ?? hasher.hash(teleTAN.value, for: .teleTANFingerprint)
+    }
+
+    /// The fingerprint under the first live server key that this portal issued `teleTAN` with (or
+    /// whose entries still name it); nil when none does. One probe per live key.
+    package func knownFingerprint(of teleTAN: TeleTAN, on db: any Database) async throws -> String? {
+        for fingerprint in hasher.hashes(teleTAN.value, for: .teleTANFingerprint) {
+            if try await issued.find(fingerprint: fingerprint, on: db) != nil { return fingerprint }
+            struct Row: Decodable { let seq: Int64 }
+            // One probe of the (subject, seq) index.
+            if try await sql(db).select().column("seq").from("audit_log").where("subject", .equal, SQLBind(fingerprint))
+                .limit(1).first(decoding: Row.self) != nil { return fingerprint }
+        }
+        return nil
     }
 
     /// True when this portal issued `teleTAN` (or its entries still name it).
     package func isIssued(_ teleTAN: TeleTAN, on db: any Database) async throws -> Bool {
-        let fingerprint = fingerprint(of: teleTAN)
-        if try await issued.find(fingerprint: fingerprint, on: db) != nil { return true }
-        struct Row: Decodable { let seq: Int64 }
-        // One probe of the (subject, seq) index.
-        return try await sql(db).select().column("seq").from("audit_log").where("subject", .equal, SQLBind(fingerprint))
-            .limit(1).first(decoding: Row.self) != nil
+        try await knownFingerprint(of: teleTAN, on: db) != nil
     }
 
     /// `parsed` with an issued teleTAN in Actor moved out of the filter (see above).

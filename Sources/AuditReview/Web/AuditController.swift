@@ -54,7 +54,8 @@ struct AuditController: Sendable {
         if !teleTANFields.isEmpty { details["teletan_typed_in"] = teleTANFields.joined(separator: ",") }
         // The teleTAN's fingerprint, as a lookup records it: the teleTAN's page then lists this
         // search too, and the teleTAN itself is nowhere.
-        let subject = parsed.typedTeleTAN.map(screen.fingerprint(of:))
+        var subject: String? = nil
+        if let typed = parsed.typedTeleTAN { subject = try await screen.fingerprint(of: typed, on: db) }
         try await audit.appendView("search", of: request, by: acting, subject: subject, details: details, at: now(), on: db)
         let notice = renderer.notice(request, parameter: "verified", allowed: ["done", "started", "running"], prefix: "audit_verify_", in: context.language)
         return try await render(
@@ -94,7 +95,7 @@ struct AuditController: Sendable {
         let form = try await request.decode(as: LookupForm.self, context: context)
         try csrf.require(form.csrf, for: user)
         let db = database.database(logger: context.logger)
-        guard let fingerprint = lookup.fingerprint(of: form.teletan ?? "") else {
+        guard let fingerprint = try await lookup.fingerprint(of: form.teletan ?? "", on: db) else {
             try await audit.append(AuditEvent(.auditLookup, .failure, by: acting, details: ["reason": "not_a_teletan"]), at: now(), on: db)
             var unfiltered = AuditFilter()
             unfiltered.hiddenViewer = acting.username

@@ -106,11 +106,11 @@ package struct Callbacks: Sendable {
         row.sealed_contact.flatMap { vault.open($0, for: row.id) }
     }
 
-    /// The entry for this number that waits now, if any.
-    package func waiting(phoneFingerprint: String, now: Date, on db: any Database) async throws -> Row? {
+    /// The entry for this number that waits now, if any (its fingerprints under every live key).
+    package func waiting(phoneFingerprints: [String], now: Date, on db: any Database) async throws -> Row? {
         try await sql(db).raw("""
             SELECT \(Self.columns) FROM hotline_callbacks
-            WHERE status = 'waiting' AND phone_fingerprint = \(bind: phoneFingerprint)
+            WHERE status = 'waiting' AND phone_fingerprint IN (\(binds: phoneFingerprints))
               AND created_at > \(bind: now.addingTimeInterval(-retention))
             """).first(decoding: Row.self)
     }
@@ -229,12 +229,13 @@ package struct NumberHistory: Sendable {
         try await sql(db).raw("INSERT INTO hotline_number_history (fingerprint, issued_at) VALUES (\(bind: fingerprint), \(bind: time))").run()
     }
 
-    /// When the number last received a teleTAN, within the window.
-    package func lastTeleTAN(for fingerprint: String, now: Date, on db: any Database) async throws -> Date? {
+    /// When the number last received a teleTAN, within the window. `fingerprints`: the number's
+    /// under every live key, or the one a row keeps (which finds only entries under that same key).
+    package func lastTeleTAN(for fingerprints: [String], now: Date, on db: any Database) async throws -> Date? {
         struct Row: Decodable { let issued_at: Date }
         return try await sql(db).raw("""
             SELECT issued_at FROM hotline_number_history
-            WHERE fingerprint = \(bind: fingerprint) AND issued_at > \(bind: now.addingTimeInterval(-window))
+            WHERE fingerprint IN (\(binds: fingerprints)) AND issued_at > \(bind: now.addingTimeInterval(-window))
             ORDER BY issued_at DESC LIMIT 1
             """).first(decoding: Row.self)?.issued_at
     }

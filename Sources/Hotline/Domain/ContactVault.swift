@@ -14,8 +14,8 @@ package struct ContactVault: Sendable {
     private let sealer: Sealer
     private let hasher: KeyedHasher
 
-    package init(serverSecret: SymmetricKey, hasher: KeyedHasher) {
-        sealer = Sealer(serverSecret: serverSecret, purpose: "hotline-contact")
+    package init(hasher: KeyedHasher) {
+        sealer = Sealer(keyring: hasher.keyring, purpose: "hotline-contact")
         self.hasher = hasher
     }
 
@@ -23,7 +23,7 @@ package struct ContactVault: Sendable {
         try sealer.seal(contact, boundTo: callbackID.uuidString)
     }
 
-    /// The contact, or nil when the row was changed or the secret replaced.
+    /// The contact, or nil when the row was changed or its server key retired.
     func open(_ sealed: String, for callbackID: UUID) -> Contact? {
         sealer.open(Contact.self, from: sealed, boundTo: callbackID.uuidString)
     }
@@ -31,6 +31,11 @@ package struct ContactVault: Sendable {
     /// The keyed fingerprint of a normalised number: for repeat-caller warnings and the audit.
     package func fingerprint(of phone: PhoneNumber) -> String {
         hasher.hash(phone.e164, for: .phoneNumber)
+    }
+
+    /// The number's fingerprints under every live server key, for looking it up.
+    package func fingerprints(of phone: PhoneNumber) -> [String] {
+        hasher.hashes(phone.e164, for: .phoneNumber)
     }
 
     package func fingerprint(ofName name: String) -> String {

@@ -114,7 +114,7 @@ package struct ReadBack: Sendable {
         }
         guard bytes[TeleTAN.bodyLength] == check else { return false }
         let text = String(decoding: bytes, as: UTF8.self)
-        return KeyedHasher.constantTimeEquals(hasher.hash(text, for: .teleTANFingerprint), fingerprint)
+        return hasher.matches(fingerprint, text, for: .teleTANFingerprint)
     }
 
     private func differences(_ heard: [UInt8], _ actual: [UInt8]) -> [Difference] {

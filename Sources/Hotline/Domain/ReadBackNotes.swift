@@ -20,8 +20,8 @@ package struct ReadBackNotes: Sendable {
 
     private let sealer: Sealer
 
-    package init(serverSecret: SymmetricKey) {
-        sealer = Sealer(serverSecret: serverSecret, purpose: "hotline-readback")
+    package init(keyring: ServerKeyring) {
+        sealer = Sealer(keyring: keyring, purpose: "hotline-readback")
     }
 
     func seal(_ result: ReadBack.Result, for callID: UUID) throws -> String {

@@ -172,14 +172,14 @@ struct CallController: Sendable {
                 // An entry past its retention that the cleanup has not reached must not block the number.
                 try await callbacks.expire(now: time, auditedIn: audit, on: tx)
                 // A number waits in the queue once: this one is not queued again, the call stays open.
-                if let waiting = try await callbacks.waiting(phoneFingerprint: phoneFingerprint, now: time, on: tx) {
+                if let waiting = try await callbacks.waiting(phoneFingerprints: vault.fingerprints(of: phone), now: time, on: tx) {
                     return try await refuseRepeat(waiting, call: call, by: acting, at: time, on: tx)
                 }
                 // Ending the call first: a second submit (a double click) finds it ended and queues nothing.
                 guard try await calls.end(call.id, agent: acting.username, outcome: .callbackQueued, at: time, on: tx) else { return .callNotOpen }
                 let id = try await callbacks.queue(
                     from: call.id, contact: .init(phone: phone.e164, name: name), phoneFingerprint: phoneFingerprint, at: time, on: tx)
-                let repeated = try await history.lastTeleTAN(for: phoneFingerprint, now: time, on: tx) != nil
+                let repeated = try await history.lastTeleTAN(for: vault.fingerprints(of: phone), now: time, on: tx) != nil
                 try await audit.append(AuditEvent(.hotlineCallbackQueued, .success, by: acting, subject: "callback:\(id.uuidString.lowercased())",
                     details: ["call": call.id.uuidString.lowercased(), "number": phoneFingerprint, "name": vault.fingerprint(ofName: name),
                               "repeat_caller": repeated ? "yes" : "no"]), at: time, on: tx)
@@ -187,7 +187,7 @@ struct CallController: Sendable {
                 return .queued
             } } catch let error where (error as? any DatabaseError)?.isConstraintFailure == true {
                 // Another agent queued the same number at the same moment: the unique index decided.
-                guard let waiting = try await callbacks.waiting(phoneFingerprint: phoneFingerprint, now: time, on: action.db) else { throw error }
+                guard let waiting = try await callbacks.waiting(phoneFingerprints: vault.fingerprints(of: phone), now: time, on: action.db) else { throw error }
                 queued = try await refuseRepeat(waiting, call: call, by: acting, at: time, on: action.db)
             }
             switch queued {
@@ -382,7 +382,7 @@ struct CallController: Sendable {
         let step: CallPage.Step = !call.isOpen ? .ended : call.teletan_fingerprint != nil ? .readBack : .checks
         // Before a teleTAN is issued in this call (after it, the history names this very call).
         var repeatWarning: String?
-        if step == .checks, let phone = call.phone_fingerprint, let last = try await history.lastTeleTAN(for: phone, now: time, on: db) {
+        if step == .checks, let phone = call.phone_fingerprint, let last = try await history.lastTeleTAN(for: [phone], now: time, on: db) {
             repeatWarning = Self.repeatWarning(last: last, now: time, renderer: renderer, language: language)
         }
         // The teleTAN of this call not shown yet (the redirect after Issue was lost).

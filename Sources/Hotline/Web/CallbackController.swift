@@ -73,7 +73,7 @@ struct CallbackController: Sendable {
         }
         let language = context.language
         var warning: String?
-        if let fingerprint = row.phone_fingerprint, let last = try await history.lastTeleTAN(for: fingerprint, now: time, on: db) {
+        if let fingerprint = row.phone_fingerprint, let last = try await history.lastTeleTAN(for: [fingerprint], now: time, on: db) {
             warning = CallController.repeatWarning(last: last, now: time, renderer: renderer, language: language)
         }
         return try renderer.page(CallbackPage(
@@ -136,7 +136,7 @@ struct CallbackController: Sendable {
             guard let contact = callbacks.contact(of: row), let phone = PhoneNumber(contact.phone) else { continue }
             let holder = row.holder(now: time, takeTimeout: callbacks.takeTimeout)
             var warning: String?
-            if let fingerprint = row.phone_fingerprint, let last = try await history.lastTeleTAN(for: fingerprint, now: time, on: db) {
+            if let fingerprint = row.phone_fingerprint, let last = try await history.lastTeleTAN(for: [fingerprint], now: time, on: db) {
                 warning = CallController.repeatWarning(last: last, now: time, renderer: renderer, language: language)
             }
             entries.append(.init(

@@ -34,8 +34,8 @@ package struct PendingDisplays: Sendable {
     /// How long after issuing a teleTAN may be shown.
     package let displayTime: Duration
 
-    package init(serverSecret: SymmetricKey, hasher: KeyedHasher, audit: AuditLog, displayTime: Duration) {
-        sealer = Sealer(serverSecret: serverSecret, purpose: "pending-display")
+    package init(hasher: KeyedHasher, audit: AuditLog, displayTime: Duration) {
+        sealer = Sealer(keyring: hasher.keyring, purpose: "pending-display")
         self.hasher = hasher
         self.audit = audit
         self.displayTime = displayTime

@@ -20,7 +20,8 @@ package struct WebFoundation: Sendable {
     package let database: PortalDatabase
     package let renderer: PageRenderer
     package let hasher: KeyedHasher
-    package let serverSecret: SymmetricKey
+    /// The server secrets (hashing and sealing); the hasher and every sealer use it.
+    package var keyring: ServerKeyring { hasher.keyring }
     package let sessions: SessionStore
     package let csrf: CSRF
     package let nonces: FormNonces
@@ -33,15 +34,14 @@ package struct WebFoundation: Sendable {
     let publicOrigin: PublicOrigin
 
     package init(
-        database: PortalDatabase, assets: AssetFiles, strings: StringTable, serverSecret: SymmetricKey,
+        database: PortalDatabase, assets: AssetFiles, strings: StringTable, keyring: ServerKeyring,
         idleTimeout: Duration, sessionLifetime: Duration, trustProxy: Bool, publicOrigin: PublicOrigin, timeZone: TimeZone,
         logger: Logger,
         now: @escaping @Sendable () -> Date
     ) throws {
         self.database = database
         self.assets = assets
-        self.serverSecret = serverSecret
-        hasher = KeyedHasher(key: serverSecret)
+        hasher = KeyedHasher(keyring: keyring)
         renderer = try PageRenderer(assets: assets, strings: strings, timeZone: timeZone)
         sessions = SessionStore(hasher: hasher, idleTimeout: idleTimeout, lifetime: sessionLifetime)
         csrf = CSRF(hasher: hasher)

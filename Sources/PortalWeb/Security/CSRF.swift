@@ -4,7 +4,8 @@ import TeleTAN
 /// CSRF tokens. A signed-in form carries a token derived from the session; the sign-in forms
 /// (before there is a session) carry one derived from a random pre-session cookie. Both are
 /// keyed hashes, so they cannot be forged without the server secret, and are compared in
-/// constant time.
+/// constant time. Forms carry the current key's token; a token under any live key is accepted,
+/// so a form rendered just before a key rotation still submits.
 package struct CSRF: Sendable {
     package static let preSessionCookie = "portal_presession"
     let hasher: KeyedHasher
@@ -28,20 +29,22 @@ package struct CSRF: Sendable {
 
     package func isServerMadePreSession(_ value: String) -> Bool {
         guard RandomToken.isWellFormed(value) else { return false }
-        return KeyedHasher.constantTimeEquals(String(value.suffix(32)), preSessionMAC(value.prefix(32)))
+        let mac = String(value.suffix(32))
+        return hasher.hashes(value.prefix(32), for: .preSession).contains { KeyedHasher.constantTimeEquals(mac, $0.prefix(32)) }
     }
 
     private func preSessionMAC(_ random: some StringProtocol) -> String {
         String(hasher.hash(random, for: .preSession).prefix(32))
     }
 
-    package func isValid(_ submitted: String?, expected: String) -> Bool {
+    /// A sign-in form's token for the pre-session cookie.
+    package func isValid(_ submitted: String?, forPreSession cookieValue: String) -> Bool {
         guard let submitted else { return false }
-        return KeyedHasher.constantTimeEquals(submitted, expected)
+        return hasher.matches(submitted, "pre:" + cookieValue, for: .csrf)
     }
 
     /// A signed-in form's token; anything else is refused with 403.
     package func require(_ submitted: String?, for user: SignedInUser) throws {
-        guard isValid(submitted, expected: user.csrfToken) else { throw HTTPError(.forbidden) }
+        guard let submitted, hasher.matches(submitted, user.sessionHash, for: .csrf) else { throw HTTPError(.forbidden) }
     }
 }

@@ -41,14 +41,14 @@ package struct FormNonces: Sendable {
     /// PostgreSQL a concurrent second submit waits for the first transaction's insert and then
     /// finds the row, so it cannot race past.
     package func consume(_ nonce: String, sessionHash: String, now: Date, on db: any Database) async throws -> Claim {
-        guard let made = verifiedTime(nonce, sessionHash: sessionHash),
+        guard let (made, key) = verified(nonce, sessionHash: sessionHash),
               made <= now.addingTimeInterval(Self.clockSkewAllowance.seconds),
               now.timeIntervalSince(made) <= lifetime.seconds else { return .invalid }
         struct Row: Decodable { let nonce_hash: String }
         let random = nonce.prefix(32)
         let rows = try await sql(db).raw("""
             INSERT INTO form_nonces (nonce_hash, session_hash, created_at)
-            VALUES (\(bind: hasher.hash(random, for: .formNonce)), \(bind: sessionHash), \(bind: made))
+            VALUES (\(bind: KeyedHasher.hash(random, for: .formNonce, key: key.secret)), \(bind: sessionHash), \(bind: made))
             ON CONFLICT (nonce_hash) DO NOTHING
             RETURNING nonce_hash
             """).all(decoding: Row.self)
@@ -60,15 +60,17 @@ package struct FormNonces: Sendable {
         try await sql(db).raw("DELETE FROM form_nonces WHERE created_at < \(bind: cutoff)").run()
     }
 
-    /// The time a well-formed nonce with a valid MAC for this session was made, else nil.
-    private func verifiedTime(_ nonce: String, sessionHash: String) -> Date? {
+    /// The time a well-formed nonce with a valid MAC for this session was made, and the server key
+    /// that made it, else nil. The used nonce is stored under that same key, so a nonce made before
+    /// a key rotation is still used up once, not once per key.
+    private func verified(_ nonce: String, sessionHash: String) -> (Date, ServerKey)? {
         let parts = nonce.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].utf8.count == 32, Self.isHex(parts[0]),
               (1...16).contains(parts[1].utf8.count), Self.isHex(parts[1]), let seconds = Int64(parts[1], radix: 16),
               parts[2].utf8.count == 64, Self.isHex(parts[2]),
-              KeyedHasher.constantTimeEquals(parts[2], mac(random: parts[0], made: parts[1], sessionHash: sessionHash))
+              let key = hasher.matchingKey(parts[2], "\(sessionHash)|\(parts[0])|\(parts[1])", for: .formNonceMAC)
         else { return nil }
-        return Date(timeIntervalSince1970: TimeInterval(seconds))
+        return (Date(timeIntervalSince1970: TimeInterval(seconds)), key)
     }
 
     private func mac(random: some StringProtocol, made: some StringProtocol, sessionHash: String) -> String {

@@ -33,7 +33,7 @@ package struct SessionStore: Sendable {
         struct Row: Decodable { let id_hash: String; let username: String; let roles: String; let created_at: Date; let last_seen_at: Date }
         guard let row = try await sql(db).raw("""
             SELECT id_hash, username, roles, created_at, last_seen_at FROM sessions
-            WHERE id_hash = \(bind: hasher.hash(cookieValue, for: .session))
+            WHERE id_hash IN (\(binds: hasher.hashes(cookieValue, for: .session)))
             """).first(decoding: Row.self)
         else {
             return .unknown
@@ -83,7 +83,7 @@ package struct SessionStore: Sendable {
         guard RandomToken.isWellFormed(cookieValue) else { return false }
         struct Row: Decodable { let id_hash: String }
         return try await sql(db).raw("""
-            SELECT id_hash FROM ended_sessions WHERE id_hash = \(bind: hasher.hash(cookieValue, for: .session))
+            SELECT id_hash FROM ended_sessions WHERE id_hash IN (\(binds: hasher.hashes(cookieValue, for: .session)))
             """).first(decoding: Row.self) != nil
     }
 
