@@ -188,6 +188,9 @@ class PortalProcess(ManagedProcess):
     `extra_arguments` go last."""
 
     name = "portal"
+    # No drain period after SIGTERM (default 5 s): suites that stop many portals would wait for
+    # it each time. Tests/deploy, which tests the drain, keeps the default (None).
+    shutdown_drain: str | None = "0s"
 
     def __init__(self, workdir: Path, binary: str, pam_service: str, database: str | None = None,
                  secret_file: Path | None = None, extra_arguments: list[str] | None = None):
@@ -213,6 +216,7 @@ class PortalProcess(ManagedProcess):
             "--secret-file", str(self.secret_file),
             "--audit-checkpoint-key", str(self.checkpoint_key),
             "--pam-service", self.pam_service,
+            *(["--shutdown-drain", self.shutdown_drain] if self.shutdown_drain else []),
             *self.settings(),
             *self.extra_arguments,
         ]

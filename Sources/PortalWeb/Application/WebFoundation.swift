@@ -26,6 +26,8 @@ package struct WebFoundation: Sendable {
     package let nonces: FormNonces
     package let audit = AuditLog()
     package let metrics = PortalMetrics()
+    /// Turned off on SIGTERM (``ShutdownDrain``); `/health/ready` answers 503 from then on.
+    package let readiness = Readiness()
     package let logger: Logger
     package let now: @Sendable () -> Date
     let assets: AssetFiles
@@ -76,7 +78,7 @@ package struct WebFoundation: Sendable {
         router.add(middleware: SignInRedirectMiddleware())
 
         let routes = DeclaredRoutes(router: router, database: database, audit: audit, now: now)
-        OperationsRoutes(database: database).addRoutes(to: routes)
+        OperationsRoutes(database: database, readiness: readiness).addRoutes(to: routes)
         for feature in features { feature.addRoutes(to: routes) }
         return (router, routes)
     }
