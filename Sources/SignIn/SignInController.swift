@@ -363,9 +363,13 @@ struct SignInController: Sendable {
 
     /// The CSRF token of the sign-in forms, bound to a random pre-session cookie.
     private func requirePreSessionCSRF(_ token: String, request: Request) throws {
-        guard let cookie = request.cookies[CSRF.preSessionCookie]?.value, csrf.isServerMadePreSession(cookie),
-              csrf.isValid(token, expected: csrf.token(forPreSession: cookie))
-        else { throw HTTPError(.forbidden) }
+        guard let cookie = request.cookies[CSRF.preSessionCookie]?.value, csrf.isServerMadePreSession(cookie) else {
+            throw HTTPError(.forbidden, message: "sign-in form without the portal_presession cookie this portal set (cookies off, or another address than --public-url)")
+        }
+        guard csrf.isValid(token, expected: csrf.token(forPreSession: cookie)) else {
+            throw HTTPError(.forbidden, message: token.isEmpty ? "CSRF token missing from the sign-in form"
+                : "CSRF token wrong: not the one of this portal_presession cookie (a sign-in form from before the cookie changed?)")
+        }
     }
 
     private func preSession(_ request: Request) -> (value: String, isNew: Bool) {
@@ -397,7 +401,7 @@ struct SignInController: Sendable {
 
     private func stepPage(_ challenge: PAMChallenge, request: Request, context: PortalRequestContext) throws -> Response {
         let pre = preSession(request)
-        guard !pre.isNew else { throw HTTPError(.forbidden) }
+        guard !pre.isNew else { throw HTTPError(.forbidden, message: "sign-in step without the portal_presession cookie this portal set") }
         let token = csrf.token(forPreSession: pre.value)
         if challenge.phase == .passwordChange {
             return try renderer.page(PasswordChangePage(csrf: token, messages: challenge.messages), context: context)

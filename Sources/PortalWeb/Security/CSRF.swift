@@ -40,8 +40,11 @@ package struct CSRF: Sendable {
         return KeyedHasher.constantTimeEquals(submitted, expected)
     }
 
-    /// A signed-in form's token; anything else is refused with 403.
+    /// A signed-in form's token; anything else is refused with 403 (the log line says which).
     package func require(_ submitted: String?, for user: SignedInUser) throws {
-        guard isValid(submitted, expected: user.csrfToken) else { throw HTTPError(.forbidden) }
+        guard let submitted, !submitted.isEmpty else { throw HTTPError(.forbidden, message: "CSRF token missing from the form") }
+        guard isValid(submitted, expected: user.csrfToken) else {
+            throw HTTPError(.forbidden, message: "CSRF token wrong: not the one of this session (a form from an older session?)")
+        }
     }
 }
