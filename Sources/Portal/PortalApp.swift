@@ -95,7 +95,20 @@ package final class PortalApp: Sendable {
 
     /// The metrics listener's routes (and the certs document, if the portal signs CWA tokens).
     package func makeMetricsRouter() -> Router<BasicRequestContext> {
-        foundation.makeMetricsRouter(certs: certs)
+        foundation.makeMetricsRouter(certs: certs, sharedState: { [self] in await sharedState() })
+    }
+
+    /// What the alert rules watch that no single request shows (docs/deploy/alerts.yml): the
+    /// database, and the audit trail's last verification and checkpoint, which any instance may
+    /// have made. Three small queries per scrape.
+    func sharedState() async -> PortalMetrics.SharedState {
+        guard await database.isReachable(logger: logger) else { return .init(databaseReachable: false) }
+        let db = database.database(logger: logger)
+        let verification = try? await integrity.lastVerification(on: db)
+        let checkpoint = try? await integrity.latestCheckpoint(on: db)
+        return .init(
+            databaseReachable: true, lastVerification: verification.map { (intact: $0.isIntact, at: $0.verifiedAt) },
+            lastCheckpoint: checkpoint?.signedAt)
     }
 
     /// The routes and their access declarations, without the 405 answers (tests read them).

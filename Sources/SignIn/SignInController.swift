@@ -145,7 +145,9 @@ struct SignInController: Sendable {
         let verdict = try await throttle.admit(username: username, address: context.clientAddress, now: now(), on: db)
         guard verdict == .allowed else { return try await refuseThrottled(verdict, username: username, request: request, context: context) }
         if let previous = request.cookies[Self.conversationCookie]?.value { await pam.cancel(previous) }
+        let start = ContinuousClock.now
         let outcome = await pam.authenticate(username: username, password: password, remoteHost: context.clientAddress)
+        metrics.pamStep(duration: ContinuousClock.now - start)
         return try await handle(outcome, username: username, request: request, context: context)
     }
 
@@ -173,7 +175,9 @@ struct SignInController: Sendable {
         } else {
             [SecretBytes(form.answer ?? "")]
         }
+        let start = ContinuousClock.now
         let (username, outcome) = await pam.answer(conversationID, with: answers)
+        metrics.pamStep(duration: ContinuousClock.now - start)
         return try await handle(outcome, username: username, request: request, context: context)
     }
 
