@@ -29,11 +29,13 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
-def headless_chromium(profile: Path, performance_log: bool = False, javascript: bool = True) -> webdriver.Chrome:
+def headless_chromium(profile: Path, performance_log: bool = False, javascript: bool = True,
+                      accept_insecure_certs: bool = False) -> webdriver.Chrome:
     """A fresh headless Chromium, English pages (the portal honours Accept-Language), nothing of
     Chromium's own reaching for the network, no password manager. Its profile (cache, session,
     history) is kept in `profile`, an empty directory, so that the tests can search it. With
-    `javascript=False` pages run no script at all (the portal must work without)."""
+    `javascript=False` pages run no script at all (the portal must work without).
+    `accept_insecure_certs`: for a test's own self-signed certificate (Tests/deploy)."""
     options = Options()
     options.add_argument(f"--user-data-dir={profile}")
     options.binary_location = CHROMIUM
@@ -57,6 +59,8 @@ def headless_chromium(profile: Path, performance_log: bool = False, javascript: 
     })
     if performance_log:
         options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    if accept_insecure_certs:
+        options.set_capability("acceptInsecureCerts", True)
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
