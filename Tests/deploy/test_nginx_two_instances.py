@@ -93,11 +93,17 @@ def test_officer_goes_on_after_sigkill(deployment, browser):
     first, retries = issue_in_browser(browser, deployment)
     assert retries == 0
     # Kill the instance this officer's requests go to, between two of them.
-    victim = deployment.instances[instance_serving(deployment, since)]
+    served = instance_serving(deployment, since)
+    victim, other = deployment.instances[served], deployment.instances[1 - served]
     victim.kill()
+    log_lines = len(deployment.nginx.access_log())
     second, retries = issue_in_browser(browser, deployment)
     assert second != first
     assert retries <= 1, f"{retries} retry pages after one instance was killed"
+    # nginx really tried the killed instance (the cookie pins the officer to it) and went on to
+    # the other: "upstream=KILLED, OTHER".
+    tried_both = f"upstream=127.0.0.1:{victim.port}, 127.0.0.1:{other.port}"
+    assert any(tried_both in line for line in deployment.nginx.access_log()[log_lines:]), deployment.nginx.access_log()[log_lines:]
     third, retries = issue_in_browser(browser, deployment)
     assert retries == 0
     # The killed instance back (for the tests that follow).
