@@ -71,10 +71,12 @@ final class RefusalLogTests: XCTestCase {
             let form = try await stranger.get("/signin")
             let forged = try await stranger.post("/signin", ["username": "tt-officer", "password": "pw", "csrf": String(form.hidden("csrf")!.reversed())])
             XCTAssertEqual(forged.status, .forbidden)
-            secrets.withLock { $0 = [home.hidden("csrf")!, form.hidden("csrf")!] + Array(officer.cookies.values) + Array(stranger.cookies.values) }
+            secrets.withLock { $0 += [home.hidden("csrf")!, form.hidden("csrf")!] + Array(officer.cookies.values) + Array(stranger.cookies.values) }
         }
-        let reasons = refusals(log).compactMap { $0["reason"] }
-        XCTAssertEqual(reasons.count, 4, "\(reasons)")
+        // Four refusals for each test database (SQLite, and PostgreSQL when configured).
+        let all = refusals(log).compactMap { $0["reason"] }
+        XCTAssertTrue(!all.isEmpty && all.count % 4 == 0, "\(all)")
+        let reasons = Array(all.prefix(4))
         XCTAssertEqual(reasons[0], "CSRF token missing from the form")
         XCTAssertTrue(reasons[1].hasPrefix("CSRF token wrong: not the one of this session"), reasons[1])
         XCTAssertTrue(reasons[2].hasPrefix("sign-in form without the portal_presession cookie"), reasons[2])
