@@ -75,7 +75,7 @@ final class RefusalLogTests: XCTestCase {
         }
         // Four refusals for each test database (SQLite, and PostgreSQL when configured).
         let all = refusals(log).compactMap { $0["reason"] }
-        XCTAssertTrue(!all.isEmpty && all.count % 4 == 0, "\(all)")
+        guard !all.isEmpty, all.count % 4 == 0 else { return XCTFail("\(all)") }
         let reasons = Array(all.prefix(4))
         XCTAssertEqual(reasons[0], "CSRF token missing from the form")
         XCTAssertTrue(reasons[1].hasPrefix("CSRF token wrong: not the one of this session"), reasons[1])
