@@ -63,7 +63,7 @@ echo "== deployment test (docs/deploy: nginx with TLS, two instances on PostgreS
 DEPLOY_DATABASE="${postgres_url%/*}/teletan_deploy" python3 -m pytest -q Tests/deploy
 echo "== alert rules (promtool: syntax, and when each alert fires)"
 promtool check rules docs/deploy/alerts.yml
-(cd docs/deploy && promtool test rules alerts.test.yml)
+promtool test rules docs/deploy/alerts.test.yml
 echo "== directory tests (sign-in through slapd by nslcd and by SSSD, SQLite)"
 python3 -m pytest -q Tests/directory
 echo "== schemathesis (property-based tests of both listeners against the OpenAPI document)"
