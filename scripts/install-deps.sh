@@ -19,6 +19,11 @@ packages=(
   openssl                 # test certificates for TLS and mutual TLS
   python3-pip
 )
+# Installed without recommends (they are not needed and would pull in far more):
+no_recommends=(
+  nginx                   # the reverse proxy of docs/deploy/nginx (Tests/deploy)
+  prometheus              # promtool: checks and unit-tests docs/deploy/alerts.yml (~12 s to install)
+)
 
 if [[ $EUID -ne 0 ]]; then
   echo "install-deps.sh: run as root (it installs packages)" >&2
@@ -44,6 +49,18 @@ if ((${#missing[@]})); then
   apt-get "${apt_options[@]}" install -y -q "${missing[@]}"
 else
   echo "All Debian packages already installed."
+fi
+missing=()
+for p in "${no_recommends[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "Installing (without recommends): ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get -o DPkg::Lock::Timeout=300 -o Acquire::Retries=3 update -q
+  apt-get -o DPkg::Lock::Timeout=300 -o Acquire::Retries=3 install -y -q --no-install-recommends "${missing[@]}"
 fi
 
 # Python test tools (python3 comes from pyenv on the project machines): the browser tests, and

@@ -66,7 +66,7 @@ if [[ -n $(psql_admin -c "SELECT 1 FROM pg_roles WHERE rolname = 'pg_checkpoint'
   psql_admin -c "GRANT pg_checkpoint TO teletan"
 fi
 
-for db in teletan_test teletan_bench teletan_e2e; do
+for db in teletan_test teletan_bench teletan_e2e teletan_deploy; do
   if [[ -z $(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = '$db'") ]]; then
     # UTF-8 whatever locale the cluster was created under (both servers refuse anything else).
     psql_admin -c "CREATE DATABASE $db OWNER teletan ENCODING 'UTF8' LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8' TEMPLATE template0"

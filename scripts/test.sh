@@ -3,7 +3,8 @@
 #   installs what is missing, installs the PAM test stack, starts PostgreSQL, builds, runs the
 #   Swift tests against SQLite and PostgreSQL, then the browser tests in headless Chromium and
 #   Firefox ESR, the end-to-end tests (portal + verification server + app-like client) against
-#   SQLite and PostgreSQL, the fault and directory tests (slapd through nslcd and SSSD), and
+#   SQLite and PostgreSQL, the fault tests, the deployment test (nginx, two instances) and the alert
+#   rules (promtool), the directory tests (slapd through nslcd and SSSD), and
 #   schemathesis against docs/verification-api.yaml.
 # Usage: scripts/test.sh            (CI runs exactly this through .ci/run)
 set -euo pipefail
@@ -59,8 +60,14 @@ echo "== fault tests (database restart and read-only, disk full, hanging PAM, SI
 python3 -m pytest -q Tests/faults
 echo "== backup tests (checkpoint file, SQLite online backup, PostgreSQL point-in-time recovery on its own cluster 15/teletan_pitr, restore detection)"
 python3 -m pytest -q Tests/backup
+echo "== deployment test (docs/deploy: nginx with TLS, two instances on PostgreSQL, SIGKILL, rolling restart; ~1 min)"
+# Its own database (created by start-test-postgres.sh); the test drops and remakes its schema.
+DEPLOY_DATABASE="${postgres_url%/*}/teletan_deploy" python3 -m pytest -q Tests/deploy
+echo "== alert rules (promtool: syntax, and when each alert fires)"
+promtool check rules docs/deploy/alerts.yml
+promtool test rules docs/deploy/alerts.test.yml
 echo "== directory tests (sign-in through slapd by nslcd and by SSSD, SQLite)"
 python3 -m pytest -q Tests/directory
 echo "== schemathesis (property-based tests of both listeners against the OpenAPI document)"
 bash scripts/schemathesis.sh
-echo "all test suites passed (Swift on SQLite and PostgreSQL, browser x2, end to end x2, faults, backup, directory, schemathesis)"
+echo "all test suites passed (Swift on SQLite and PostgreSQL, browser x2, end to end x2, faults, backup, deployment, alert rules, directory, schemathesis)"

@@ -97,7 +97,20 @@ package final class PortalApp: Sendable {
 
     /// The metrics listener's routes (and the certs document, if the portal signs CWA tokens).
     package func makeMetricsRouter() -> Router<BasicRequestContext> {
-        foundation.makeMetricsRouter(certs: certs)
+        foundation.makeMetricsRouter(certs: certs, sharedState: { [self] in await sharedState() })
+    }
+
+    /// What the alert rules watch that no single request shows (docs/deploy/alerts.yml): the
+    /// database, and the audit trail's last verification and checkpoint, which any instance may
+    /// have made. Three small queries per scrape.
+    func sharedState() async -> PortalMetrics.SharedState {
+        guard await database.isReachable(logger: logger) else { return .init(databaseReachable: false) }
+        let db = database.database(logger: logger)
+        let verification = try? await integrity.lastVerification(on: db)
+        let checkpoint = try? await integrity.latestCheckpoint(on: db)
+        return .init(
+            databaseReachable: true, lastVerification: verification.map { (intact: $0.isIntact, at: $0.verifiedAt) },
+            lastCheckpoint: checkpoint?.signedAt)
     }
 
     /// The routes and their access declarations, without the 405 answers (tests read them).
@@ -106,8 +119,14 @@ package final class PortalApp: Sendable {
     }
 
     /// The public listener, the metrics listener and the cleanup, stopped together on SIGTERM
-    /// or SIGINT (requests under way finish first).
+    /// or SIGINT: first the drain period (`/health/ready` answers 503, requests are still
+    /// served), then the listeners close and requests under way finish.
     package func run() async throws {
+        try await makeServiceGroup(handlingSignals: true).run()
+    }
+
+    /// The services of ``run()``; tests trigger the graceful shutdown themselves (`handlingSignals: false`).
+    package func makeServiceGroup(handlingSignals: Bool) -> ServiceGroup {
         let app = Application(
             router: makeRouter(),
             server: .http1(configuration: HTTPServerDefaults.http1),
@@ -118,10 +137,11 @@ package final class PortalApp: Sendable {
             server: .http1(configuration: HTTPServerDefaults.http1),
             configuration: .init(address: .hostname(configuration.metricsHost, port: configuration.metricsPort), serverName: nil),
             logger: logger)
-        let group = ServiceGroup(configuration: .init(
-            services: [app, metrics, foundation.makeCleanupService(features: features)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        let drain = ShutdownDrain(readiness: foundation.readiness, period: configuration.shutdownDrain, logger: logger)
+        // Stopped in reverse order, each after the one before has returned: the drain first.
+        return ServiceGroup(configuration: .init(
+            services: [app, metrics, foundation.makeCleanupService(features: features), drain],
+            gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [], logger: logger))
     }
 
     /// Runs the cleanup once; tests use it instead of waiting for the timer.

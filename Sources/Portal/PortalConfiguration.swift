@@ -61,6 +61,11 @@ package struct PortalConfiguration: Sendable {
     /// Audit entries older than this are deleted behind a signed checkpoint (`--audit-retention`).
     package var auditRetention: Duration = .seconds(400 * 24 * 60 * 60)
 
+    /// After SIGTERM, how long the portal still serves with `/health/ready` answering 503 before
+    /// it closes its listeners (`--shutdown-drain`): load balancers that check readiness move
+    /// traffic away meanwhile.
+    package var shutdownDrain: Duration = .seconds(5)
+
     /// Where browsers reach the portal (`--public-url`); nil for this listener's own address.
     package var publicURL: String?
 

@@ -44,6 +44,8 @@ struct ServeOptions: ParsableArguments {
     var metricsHost: String = Environment.value("PORTAL_METRICS_HOST") ?? "127.0.0.1"
     @Option(help: "Port of the metrics listener (env PORTAL_METRICS_PORT)")
     var metricsPort: String = Environment.value("PORTAL_METRICS_PORT") ?? "9464"
+    @Option(help: "After SIGTERM, how long to keep serving with /health/ready answering 503 before the listeners close, 0s to 60s (env PORTAL_SHUTDOWN_DRAIN)")
+    var shutdownDrain: String = Environment.value("PORTAL_SHUTDOWN_DRAIN") ?? "5s"
     @Option(help: "PAM service name, a file in /etc/pam.d (env PORTAL_PAM_SERVICE)")
     var pamService: String = Environment.value("PORTAL_PAM_SERVICE") ?? "teletan-portal"
     @Option(help: "Threads for PAM, and most sign-ins in progress at once (env PORTAL_PAM_THREADS)")
@@ -146,6 +148,13 @@ struct ServeOptions: ParsableArguments {
         }
         if config.metricsPort == config.port {
             problems.add("--metrics-port (PORTAL_METRICS_PORT): must differ from --port")
+        }
+        problems.set(&config.shutdownDrain) {
+            let drain = try OptionParser.duration(shutdownDrain, flag: "--shutdown-drain", env: "PORTAL_SHUTDOWN_DRAIN", allowZero: true)
+            guard drain <= .seconds(60) else {
+                throw ConfigurationError(message: "--shutdown-drain (PORTAL_SHUTDOWN_DRAIN): at most 60s, got '\(shutdownDrain)'")
+            }
+            return drain
         }
         problems.set(&config.database) { try storage.location() }
         problems.set(&config.databasePoolSize) {

@@ -145,7 +145,9 @@ struct SignInController: Sendable {
         let verdict = try await throttle.admit(username: username, address: context.clientAddress, now: now(), on: db)
         guard verdict == .allowed else { return try await refuseThrottled(verdict, username: username, request: request, context: context) }
         if let previous = request.cookies[Self.conversationCookie]?.value { await pam.cancel(previous) }
+        let start = ContinuousClock.now
         let outcome = await pam.authenticate(username: username, password: password, remoteHost: context.clientAddress)
+        metrics.pamStep(duration: ContinuousClock.now - start)
         return try await handle(outcome, username: username, request: request, context: context)
     }
 
@@ -173,7 +175,9 @@ struct SignInController: Sendable {
         } else {
             [SecretBytes(form.answer ?? "")]
         }
+        let start = ContinuousClock.now
         let (username, outcome) = await pam.answer(conversationID, with: answers)
+        metrics.pamStep(duration: ContinuousClock.now - start)
         return try await handle(outcome, username: username, request: request, context: context)
     }
 
@@ -368,9 +372,13 @@ struct SignInController: Sendable {
 
     /// The CSRF token of the sign-in forms, bound to a random pre-session cookie.
     private func requirePreSessionCSRF(_ token: String, request: Request) throws {
-        guard let cookie = request.cookies[CSRF.preSessionCookie]?.value, csrf.isServerMadePreSession(cookie),
-              csrf.isValid(token, forPreSession: cookie)
-        else { throw HTTPError(.forbidden) }
+        guard let cookie = request.cookies[CSRF.preSessionCookie]?.value, csrf.isServerMadePreSession(cookie) else {
+            throw HTTPError(.forbidden, message: "sign-in form without the portal_presession cookie this portal set (cookies off, or another address than --public-url)")
+        }
+        guard csrf.isValid(token, forPreSession: cookie) else {
+            throw HTTPError(.forbidden, message: token.isEmpty ? "CSRF token missing from the sign-in form"
+                : "CSRF token wrong: not the one of this portal_presession cookie (a sign-in form from before the cookie changed?)")
+        }
     }
 
     private func preSession(_ request: Request) -> (value: String, isNew: Bool) {
@@ -402,7 +410,7 @@ struct SignInController: Sendable {
 
     private func stepPage(_ challenge: PAMChallenge, request: Request, context: PortalRequestContext) throws -> Response {
         let pre = preSession(request)
-        guard !pre.isNew else { throw HTTPError(.forbidden) }
+        guard !pre.isNew else { throw HTTPError(.forbidden, message: "sign-in step without the portal_presession cookie this portal set") }
         let token = csrf.token(forPreSession: pre.value)
         if challenge.phase == .passwordChange {
             return try renderer.page(PasswordChangePage(csrf: token, messages: challenge.messages), context: context)

@@ -26,6 +26,7 @@ enum PortalHarness {
         verification: (any VerificationService)? = nil,
         certs: CertsRoute? = nil,
         prepareDatabase: (DatabaseLocation) async throws -> Void = { _ in },
+        logger: Logger = TestDatabases.testLogger,
         _ body: @Sendable @escaping (TestPortal) async throws -> Void
     ) async throws {
         try await TestDatabases.forEach { location in
@@ -43,11 +44,11 @@ enum PortalHarness {
             config.publicURL = "http://localhost"
             configure(&config)
             let portal = try await PortalApp(
-                configuration: config, logger: TestDatabases.testLogger, verification: verification, certs: certs, now: clock.function)
+                configuration: config, logger: logger, verification: verification, certs: certs, now: clock.function)
             let router = portal.makeRouter()
             extraRoutes(router)
             do {
-                try await Application(router: router).test(.router) { client in
+                try await Application(router: router, logger: logger).test(.router) { client in
                     try await body(TestPortal(portal: portal, client: client, clock: clock, location: location))
                 }
             } catch {

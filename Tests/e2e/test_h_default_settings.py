@@ -34,6 +34,7 @@ EXPECTED = {
     "--audit-checkpoint-interval": "1h",
     "--audit-retention": "400d",
     "--callback-numbers": "DE",
+    "--shutdown-drain": "5s",
 }
 
 

@@ -29,11 +29,13 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
-def headless_chromium(profile: Path, performance_log: bool = False, javascript: bool = True) -> webdriver.Chrome:
+def headless_chromium(profile: Path, performance_log: bool = False, javascript: bool = True,
+                      accept_insecure_certs: bool = False) -> webdriver.Chrome:
     """A fresh headless Chromium, English pages (the portal honours Accept-Language), nothing of
     Chromium's own reaching for the network, no password manager. Its profile (cache, session,
     history) is kept in `profile`, an empty directory, so that the tests can search it. With
-    `javascript=False` pages run no script at all (the portal must work without)."""
+    `javascript=False` pages run no script at all (the portal must work without).
+    `accept_insecure_certs`: for a test's own self-signed certificate (Tests/deploy)."""
     options = Options()
     options.add_argument(f"--user-data-dir={profile}")
     options.binary_location = CHROMIUM
@@ -57,6 +59,8 @@ def headless_chromium(profile: Path, performance_log: bool = False, javascript: 
     })
     if performance_log:
         options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    if accept_insecure_certs:
+        options.set_capability("acceptInsecureCerts", True)
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
@@ -188,6 +192,9 @@ class PortalProcess(ManagedProcess):
     `extra_arguments` go last."""
 
     name = "portal"
+    # No drain period after SIGTERM (default 5 s): suites that stop many portals would wait for
+    # it each time. Tests/deploy, which tests the drain, keeps the default (None).
+    shutdown_drain: str | None = "0s"
 
     def __init__(self, workdir: Path, binary: str, pam_service: str, database: str | None = None,
                  secret_file: Path | None = None, extra_arguments: list[str] | None = None):
@@ -213,6 +220,7 @@ class PortalProcess(ManagedProcess):
             "--secret-file", str(self.secret_file),
             "--audit-checkpoint-key", str(self.checkpoint_key),
             "--pam-service", self.pam_service,
+            *(["--shutdown-drain", self.shutdown_drain] if self.shutdown_drain else []),
             *self.settings(),
             *self.extra_arguments,
         ]

@@ -107,7 +107,7 @@ struct EventController: Sendable {
         let form = try await request.decode(as: IssueForm.self, context: context)
         try csrf.require(form.csrf, for: user)
         // Under the four-eyes rule nothing is issued without an approval.
-        guard !twoPerson else { throw HTTPError(.forbidden) }
+        guard !twoPerson else { throw HTTPError(.forbidden, message: "direct EVENT issuance is off under the two-person rule") }
         guard let authority = form.authority.flatMap(authorities.find) else { throw UnknownHealthAuthority() }
         let purpose = IssuancePurpose(auditDetails: ["health_authority": authority.id], healthAuthorityName: authority.name)
         switch try await issuer.issue(type: .event, by: acting, nonce: form.nonce, for: purpose) {
@@ -267,6 +267,7 @@ struct UnknownHealthAuthority: UserFacingError {
 struct OwnEventRequest: UserFacingError {
     var status: HTTPResponse.Status { .forbidden }
     var retryAfterSeconds: Int? { nil }
+    var logReason: String { "an event officer may not approve or decline their own request" }
     func message(_ renderer: PageRenderer, in language: Language) -> String? {
         renderer.text("event_own_request", in: language)
     }

@@ -33,6 +33,7 @@ struct AccessMiddleware: RouterMiddleware {
 struct OutsideRole: UserFacingError {
     var status: HTTPResponse.Status { .forbidden }
     var retryAfterSeconds: Int? { nil }
+    var logReason: String { "the signed-in user's roles do not include this page" }
     func message(_ renderer: PageRenderer, in language: Language) -> String? {
         renderer.text("error_403_role", in: language)
     }

@@ -27,6 +27,8 @@ package struct WebFoundation: Sendable {
     package let nonces: FormNonces
     package let audit = AuditLog()
     package let metrics = PortalMetrics()
+    /// Turned off on SIGTERM (``ShutdownDrain``); `/health/ready` answers 503 from then on.
+    package let readiness = Readiness()
     package let logger: Logger
     package let now: @Sendable () -> Date
     let assets: AssetFiles
@@ -76,7 +78,7 @@ package struct WebFoundation: Sendable {
         router.add(middleware: SignInRedirectMiddleware())
 
         let routes = DeclaredRoutes(router: router, database: database, audit: audit, now: now)
-        OperationsRoutes(database: database).addRoutes(to: routes)
+        OperationsRoutes(database: database, readiness: readiness).addRoutes(to: routes)
         for feature in features { feature.addRoutes(to: routes) }
         return (router, routes)
     }
@@ -86,10 +88,14 @@ package struct WebFoundation: Sendable {
     /// (``CertsRoute``); nothing else. Its counters tell each sign-in's outcome and each
     /// issuance's time, so they are kept off the public listener (`--metrics-host`, loopback by
     /// default).
-    package func makeMetricsRouter(certs: CertsRoute? = nil) -> Router<BasicRequestContext> {
+    /// `sharedState` is read before each scrape is rendered (``PortalMetrics/record(_:)``).
+    package func makeMetricsRouter(
+        certs: CertsRoute? = nil, sharedState: (@Sendable () async -> PortalMetrics.SharedState)? = nil
+    ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.get("/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+            if let sharedState { metrics.record(await sharedState()) }
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                      body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
         }
         certs?.addRoute(to: router)

@@ -6,6 +6,7 @@ import Storage
 /// foundation's own public routes. (Metrics have their own listener: ``WebFoundation/makeMetricsRouter()``.)
 struct OperationsRoutes: Sendable {
     let database: PortalDatabase
+    let readiness: Readiness
 
     func addRoutes(to routes: DeclaredRoutes) {
         let open = routes.group(access: .public)
@@ -14,7 +15,11 @@ struct OperationsRoutes: Sendable {
         open.get("/language/:code", use: switchLanguage)
     }
 
+    /// 503 from SIGTERM on (the drain period, see ``ShutdownDrain``) and while the database is unreachable.
     @Sendable func ready(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        guard !readiness.isDraining else {
+            return Self.plain("shutting down", status: .serviceUnavailable)
+        }
         guard await database.isReachable(logger: context.logger) else {
             return Self.plain("database unreachable", status: .serviceUnavailable)
         }

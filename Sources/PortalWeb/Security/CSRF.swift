@@ -43,8 +43,11 @@ package struct CSRF: Sendable {
         return hasher.matches(submitted, "pre:" + cookieValue, for: .csrf)
     }
 
-    /// A signed-in form's token; anything else is refused with 403.
+    /// A signed-in form's token; anything else is refused with 403 (the log line says which).
     package func require(_ submitted: String?, for user: SignedInUser) throws {
-        guard let submitted, hasher.matches(submitted, user.sessionHash, for: .csrf) else { throw HTTPError(.forbidden) }
+        guard let submitted, !submitted.isEmpty else { throw HTTPError(.forbidden, message: "CSRF token missing from the form") }
+        guard hasher.matches(submitted, user.sessionHash, for: .csrf) else {
+            throw HTTPError(.forbidden, message: "CSRF token wrong: not the one of this session (a form from an older session?)")
+        }
     }
 }

@@ -45,14 +45,14 @@ struct OriginCheckMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if ![.get, .head, .options].contains(request.method) {
             if request.comesFromAnotherSite {
-                throw HTTPError(.forbidden, message: "cross-site request")
+                throw HTTPError(.forbidden, message: "cross-site request: Sec-Fetch-Site \(RefusalReason.quoted(request.headers[.secFetchSite]))")
             }
             let site = request.headers[.secFetchSite]
             // With `Referrer-Policy: no-referrer` browsers send `Origin: null` even for our own
             // forms; that is accepted only when the browser also vouches "same-origin".
             if let origin = request.headers[.origin], !(origin == "null" && site == "same-origin") {
                 guard publicOrigin.matches(origin: origin) else {
-                    throw HTTPError(.forbidden, message: "cross-origin request")
+                    throw HTTPError(.forbidden, message: "cross-origin request: Origin \(RefusalReason.quoted(origin)) is not the public URL '\(publicOrigin)' (--public-url, port included)")
                 }
             }
         }
@@ -69,7 +69,7 @@ struct HostCheckMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.uri.path.hasPrefix("/health/") || request.head.authority.map(publicOrigin.matches(authority:)) == true else {
-            throw HTTPError(.misdirectedRequest)
+            throw HTTPError(.misdirectedRequest, message: "Host \(RefusalReason.quoted(request.head.authority)) is not the public host '\(publicOrigin.authority)' of --public-url (port included unless the scheme's default; a proxy must pass the port on, e.g. nginx's Host $http_host)")
         }
         return try await next(request, context)
     }

@@ -10,8 +10,14 @@ package protocol UserFacingError: Error {
     var status: HTTPResponse.Status { get }
     /// Seconds for `Retry-After`, if waiting helps.
     var retryAfterSeconds: Int? { get }
+    /// Why, for the log line of a 403 or 421 (never a secret or personal data).
+    var logReason: String { get }
     /// The page's message; nil for the status's standard text.
     func message(_ renderer: PageRenderer, in language: Language) -> String?
+}
+
+extension UserFacingError {
+    package var logReason: String { "\(type(of: self))" }
 }
 
 /// The error page.
@@ -37,6 +43,7 @@ struct ErrorPageMiddleware: RouterMiddleware {
         } catch let error as HTTPError where passesNotFound && error.status == .notFound {
             throw error
         } catch let error as any UserFacingError {
+            logRefusal(error.status, reason: error.logReason, request: request, context: context)
             var headers = HTTPFields()
             if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
             return try errorPage(
@@ -44,6 +51,7 @@ struct ErrorPageMiddleware: RouterMiddleware {
         } catch let error as HTTPError {
             let status: HTTPResponse.Status = [400, 403, 404, 405, 413, 421, 429, 503].contains(error.status.code) ? error.status
                 : error.status.code >= 500 ? .internalServerError : .badRequest
+            logRefusal(status, reason: error.body ?? "refused", request: request, context: context)
             return try errorPage(status, context: context, headers: error.headers)
         } catch is DecodingError, is URLEncodedFormError {
             return try errorPage(.badRequest, context: context)
@@ -62,6 +70,15 @@ struct ErrorPageMiddleware: RouterMiddleware {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
             return try errorPage(.internalServerError, context: context)
         }
+    }
+
+    /// One line for every 403 and 421, saying why: these are the refusals an operator must be
+    /// able to explain (a proxy dropping the port, a wrong --public-url, a stale form).
+    private func logRefusal(_ status: HTTPResponse.Status, reason: String, request: Request, context: Context) {
+        guard status == .forbidden || status == .misdirectedRequest else { return }
+        context.logger.warning("request refused", metadata: [
+            "status": "\(status.code)", "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "reason": "\(reason)",
+        ])
     }
 
     private func errorPage(
