@@ -2,7 +2,7 @@ import ArgumentParser
 import CommandSupport
 import Foundation
 
-/// `portal serve | migrate | keygen | audit verify`.
+/// `portal serve | migrate | keygen | audit ... | secret ...`.
 @main
 enum Main {
     static func main() async {
@@ -14,5 +14,5 @@ struct PortalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "portal",
         abstract: "Health-authority portal for issuing teleTANs.",
-        subcommands: [Serve.self, Migrate.self, Keygen.self, AuditCommand.self])
+        subcommands: [Serve.self, Migrate.self, Keygen.self, AuditCommand.self, SecretCommand.self])
 }
