@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine (as root):
-#   installs what is missing, installs the PAM test stack, starts PostgreSQL, builds, runs the
-#   Swift tests against SQLite and PostgreSQL, then the browser tests in headless Chromium and
+#   installs what is missing, installs the PAM test stack, starts PostgreSQL, builds, builds and
+#   installs the Debian packages (Tests/package), runs the Swift tests against SQLite and PostgreSQL, then the browser tests in headless Chromium and
 #   Firefox ESR, the end-to-end tests (portal + verification server + app-like client) against
 #   SQLite and PostgreSQL, the fault and directory tests (slapd through nslcd and SSSD), and
 #   schemathesis against docs/verification-api.yaml.
@@ -20,6 +20,12 @@ postgres_url=$(bash scripts/start-test-postgres.sh | tail -n 1)
 
 echo "== building"
 swift build --build-tests
+
+echo "== Debian packages (static build of the executables, scripts/package-deb.sh, lintian, dpkg install, the portal run as its unit runs it, purge; Tests/package)"
+# The test build above cannot take --static-swift-stdlib (the static runtime has no XCTest), so
+# the packaged executables get a build of their own (docs/deployment.md section 1).
+swift build --static-swift-stdlib --scratch-path .build-static
+PACKAGE_BIN_DIR=.build-static/debug python3 -m pytest -q Tests/package
 
 echo "== Swift tests (SQLite and PostgreSQL, real PAM)"
 # Required flags turn "not installed" into failures instead of skips.
