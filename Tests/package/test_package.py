@@ -102,6 +102,10 @@ def installed(debs):
     service file (the test stack's, identical to the package's) put back."""
     pam_backup = PAM_FILE.read_bytes() if PAM_FILE.exists() else None
     purge()  # left over from an interrupted run
+    # A fresh host: the users a purge keeps are made again by postinst (with group shadow).
+    for user in ("teletan-portal", "teletan-verification"):
+        run("userdel", user, check=False)
+        run("groupdel", user, check=False)
     try:
         result = run("dpkg", "--force-confdef", "--force-confold", "--install", *map(str, debs),
                      env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, stdin=subprocess.DEVNULL)
