@@ -25,7 +25,7 @@ else
   bin_dir=$(swift build -c release --static-swift-stdlib --show-bin-path)
 fi
 
-# The bak helper's checkpoint units; packaged when present (they are, once issue 21 is merged).
+# The hourly checkpoint units (section 9); packaged when present.
 checkpoint_units=(docs/deploy/teletan-portal-checkpoint.service docs/deploy/teletan-portal-checkpoint.timer)
 
 fail() { echo "package-deb.sh: $*" >&2; exit 1; }
