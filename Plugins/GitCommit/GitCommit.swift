@@ -6,8 +6,9 @@ import PackagePlugin
 /// `unknown` outside a git checkout), so that `--version` names it in every build: debug,
 /// release, and the binaries `scripts/package-deb.sh BIN_DIR` packages.
 ///
-/// A prebuild command, because the commit is not a file SwiftPM could watch: it runs before
-/// every build, and rewrites the source only when the text changes (no recompilation otherwise).
+/// A build command whose inputs are git's own files (HEAD, the branch's ref, packed-refs, the
+/// index): a commit, a checkout or staging changes reruns it. It rewrites the source only when the
+/// text changes (no recompilation otherwise).
 @main
 struct GitCommit: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
@@ -24,10 +25,31 @@ struct GitCommit: BuildToolPlugin {
                 'package enum BuildCommit {' "    package static let id = \"$commit\"" '}' >"$new" || exit 1
             if cmp -s "$new" "$out/BuildCommit.swift"; then rm -f "$new"; else mv "$new" "$out/BuildCommit.swift"; fi
             """#
-        return [.prebuildCommand(
+        return [.buildCommand(
             displayName: "Recording the git commit",
             executable: URL(fileURLWithPath: "/bin/sh"),
             arguments: ["-c", script, "git-commit", context.package.directoryURL.path, output.path],
-            outputFilesDirectory: output)]
+            inputFiles: gitFiles(root: context.package.directoryURL),
+            outputFiles: [output.appending(path: "BuildCommit.swift")])]
+    }
+
+    /// The files a commit or checkout changes (worktrees included); none outside a git checkout.
+    private func gitFiles(root: URL) -> [URL] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["git", "-c", "safe.directory=*", "-C", root.path, "rev-parse",
+                             "--path-format=absolute", "--git-dir", "--git-common-dir", "--symbolic-full-name", "HEAD"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return [] }
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let lines = text.split(separator: "\n").map(String.init)
+        guard process.terminationStatus == 0, lines.count >= 2 else { return [] }
+        let gitDir = URL(fileURLWithPath: lines[0]), commonDir = URL(fileURLWithPath: lines[1])
+        var files = [gitDir.appending(path: "HEAD"), gitDir.appending(path: "index"), commonDir.appending(path: "packed-refs")]
+        if lines.count >= 3, lines[2].hasPrefix("refs/") { files.append(commonDir.appending(path: lines[2])) }
+        return files.filter { FileManager.default.fileExists(atPath: $0.path) }
     }
 }
