@@ -2,8 +2,8 @@ import Foundation
 import PackagePlugin
 
 /// Writes the git commit the package is built from into the target that uses it, as
-/// `BuildCommit.id` (e.g. `45906c2`, `45906c2+dirty` with uncommitted changes to tracked files,
-/// `unknown` outside a git checkout), so that `--version` names it in every build: debug,
+/// `BuildCommit.id` (e.g. `45906c2`; `45906c2+dirty` when tracked files differed from it at the
+/// last run; `unknown` outside a git checkout), so that `--version` names it in every build: debug,
 /// release, and the binaries `scripts/package-deb.sh BIN_DIR` packages.
 ///
 /// A build command whose inputs are git's own files (HEAD, the branch's ref, packed-refs, the
