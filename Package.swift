@@ -176,13 +176,15 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
-        // Option parsing and exit codes shared by the two executables.
+        // Option parsing, exit codes and the release version shared by the two executables.
         .target(name: "CommandSupport", dependencies: [
             "Storage", "TeleTAN", "Audit", "CLinux",
             .product(name: "FluentKit", package: "fluent-kit"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], plugins: ["GitCommit"]),
+        // The git commit for `--version` (Release.swift), recorded before every build.
+        .plugin(name: "GitCommit", capability: .buildTool()),
         .executableTarget(name: "VerificationServerCommand", dependencies: [
             "VerificationServer", "Storage", "TeleTAN", "CommandSupport",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

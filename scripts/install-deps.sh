@@ -18,6 +18,10 @@ packages=(
   passwd procps curl      # useradd/chpasswd/chage, pgrep/ps, HTTP checks
   openssl                 # test certificates for TLS and mutual TLS
   python3-pip
+  # Debian packages of the portal (scripts/package-deb.sh, Tests/package): dpkg-shlibdeps for
+  # Depends, help2man for the manual pages, lintian to check them, bubblewrap for the unit's
+  # sandbox in the package test.
+  dpkg-dev help2man lintian bubblewrap
 )
 # Installed without recommends (they are not needed and would pull in far more):
 no_recommends=(

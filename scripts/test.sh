@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine (as root):
 #   installs what is missing, installs the PAM test stack, starts PostgreSQL, builds, runs the
-#   Swift tests against SQLite and PostgreSQL, then the browser tests in headless Chromium and
-#   Firefox ESR, the end-to-end tests (portal + verification server + app-like client) against
-#   SQLite and PostgreSQL, the fault tests, the deployment test (nginx, two instances) and the alert
-#   rules (promtool), the directory tests (slapd through nslcd and SSSD), and
+#   Swift tests against SQLite and PostgreSQL (while a static build of the executables runs), builds,
+#   checks and installs the Debian packages (Tests/package), then the browser tests in headless
+#   Chromium and Firefox ESR, the end-to-end tests (portal + verification server + app-like client)
+#   against SQLite and PostgreSQL, the fault, backup and deployment tests (nginx, two instances),
+#   the alert rules (promtool), the directory tests (slapd through nslcd and SSSD), and
 #   schemathesis against docs/verification-api.yaml.
 # Usage: scripts/test.sh            (CI runs exactly this through .ci/run)
 set -euo pipefail
@@ -22,12 +23,28 @@ postgres_url=$(bash scripts/start-test-postgres.sh | tail -n 1)
 echo "== building"
 swift build --build-tests
 
+echo "== static build of the executables for the Debian packages (in the background during the Swift tests)"
+# The test build above cannot take --static-swift-stdlib (the static runtime has no XCTest), so
+# the packaged executables get a build of their own (docs/deployment.md section 1). It overlaps
+# the Swift tests, which mostly wait on PAM and the databases.
+mkdir -p .build-static
+swift build --static-swift-stdlib --scratch-path .build-static >.build-static/build.log 2>&1 &
+static_build=$!
+
 echo "== Swift tests (SQLite and PostgreSQL, real PAM)"
 # Required flags turn "not installed" into failures instead of skips.
 PORTAL_PAM_TESTS=1 \
 PORTAL_TEST_POSTGRES_URL="$postgres_url" \
 PORTAL_TEST_REQUIRE_POSTGRES=1 \
   swift test --disable-swift-testing
+
+echo "== Debian packages (scripts/package-deb.sh of the static build, lintian, dpkg install, the portal run as its unit runs it, purge; Tests/package)"
+if ! wait "$static_build"; then
+  tail -n 60 .build-static/build.log
+  echo "the static build failed" >&2
+  exit 1
+fi
+PACKAGE_BIN_DIR=.build-static/debug python3 -m pytest -q Tests/package
 
 echo "== Python support tests (the independent audit-chain checker, no portal needed)"
 python3 -m pytest -q Tests/support/test_audit_chain.py

@@ -14,5 +14,6 @@ struct PortalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "portal",
         abstract: "Health-authority portal for issuing teleTANs.",
+        version: Release.versionLine(program: "portal"),
         subcommands: [Serve.self, CheckConfig.self, Migrate.self, Keygen.self, AuditCommand.self, SessionsCommand.self, SecretCommand.self])
 }

@@ -50,9 +50,13 @@ struct InternalAPIController: Sendable {
     /// Who sent the request (a portal's or a realm's token), or 401; 503 when a trusted realm
     /// had to be asked for its keys and could not be. The scheme is case-insensitive (RFC 9110 §11.1).
     private func authenticatedCaller(_ request: Request) async throws -> Caller {
-        guard let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer "),
-              let caller = try await tokens.verify(String(authorization.dropFirst("Bearer ".count)))
-        else {
+        guard let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer ") else {
+            throw HTTPError(.unauthorized, message: "missing or invalid token")
+        }
+        // Awaited outside the `guard` condition: with it inside, Swift 6.3.1's release build
+        // crashes (signal 11 in LLVM's coroutine splitting) and scripts/package-deb.sh cannot build.
+        let caller = try await tokens.verify(String(authorization.dropFirst("Bearer ".count)))
+        guard let caller else {
             throw HTTPError(.unauthorized, message: "missing or invalid token")
         }
         return caller

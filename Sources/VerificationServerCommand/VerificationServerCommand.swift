@@ -18,6 +18,7 @@ struct VerificationServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verification-server",
         abstract: "CWA-compatible verification server: teleTAN → registration token → TAN → verification.",
+        version: Release.versionLine(program: "verification-server"),
         subcommands: [Serve.self, Migrate.self])
 }
 
