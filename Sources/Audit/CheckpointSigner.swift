@@ -124,17 +124,10 @@ package struct CheckpointSigner: Sendable {
     }
 
     private static func writeAtomically(_ text: String, to path: String, mode: mode_t) throws {
-        let temporary = path + ".tmp-\(UUID().uuidString)"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode)
-        guard descriptor >= 0 else {
-            throw Failure(description: "cannot write \(path): \(String(cString: strerror(errno)))")
-        }
-        let written = text.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
-        let synced = fsync(descriptor)
-        close(descriptor)
-        guard written == text.utf8.count, synced == 0, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw Failure(description: "cannot write \(path)")
+        do {
+            try AtomicFile.write(Data(text.utf8), to: path, mode: mode)
+        } catch let error as AtomicFile.Failure {
+            throw Failure(description: error.description)
         }
     }
 

@@ -5,6 +5,7 @@ import FluentKit
 import Foundation
 import PortalWeb
 import Storage
+import TeleTAN
 
 struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

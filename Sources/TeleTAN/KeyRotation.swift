@@ -55,18 +55,10 @@ package enum KeyRotation {
     }
 
     static func store(_ keys: ServerKeys, to path: String) throws {
-        let temporary = path + ".tmp-\(UUID().uuidString)"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard descriptor >= 0 else {
-            throw Refusal(description: "cannot write \(temporary): \(String(cString: strerror(errno)))")
-        }
-        let text = keys.text()
-        let written = text.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
-        let synced = fsync(descriptor)
-        close(descriptor)
-        guard written == text.utf8.count, synced == 0, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw Refusal(description: "cannot write \(path): \(String(cString: strerror(errno)))")
+        do {
+            try AtomicFile.write(Data(keys.text().utf8), to: path, mode: 0o600)
+        } catch let error as AtomicFile.Failure {
+            throw Refusal(description: error.description)
         }
     }
 }

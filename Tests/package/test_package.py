@@ -151,9 +151,9 @@ def test_2_files_modes_and_owners(installed):
     assert mode_and_owner("/etc/teletan-portal/portal.env") == (0o600, "root", "root")
     assert mode_and_owner("/etc/teletan-verification/verification.env") == (0o600, "root", "root")
     # Made by `portal secret init` in postinst, handed to the service user.
-    assert mode_and_owner("/etc/teletan-portal/portal.secret") == (0o600, "teletan-portal", "teletan-portal")
-    assert mode_and_owner("/etc/teletan-portal/audit-checkpoint-key.pem") == (0o600, "teletan-portal", "teletan-portal")
-    assert Path("/etc/teletan-portal/audit-checkpoint-key.pub.pem").read_text().startswith("-----BEGIN PUBLIC KEY-----")
+    assert mode_and_owner("/var/lib/teletan-portal/portal.secret") == (0o600, "teletan-portal", "teletan-portal")
+    assert mode_and_owner("/var/lib/teletan-portal/audit-checkpoint-key.pem") == (0o600, "teletan-portal", "teletan-portal")
+    assert Path("/var/lib/teletan-portal/audit-checkpoint-key.pub.pem").read_text().startswith("-----BEGIN PUBLIC KEY-----")
     assert mode_and_owner("/var/lib/teletan-portal") == (0o700, "teletan-portal", "teletan-portal")
     assert mode_and_owner("/var/lib/teletan-verification") == (0o700, "teletan-verification", "teletan-verification")
     # The test stack's PAM file was there before: kept without a prompt (identical content).
@@ -382,8 +382,8 @@ def test_4_remove_keeps_data_and_purge_deletes_it(installed):
     run("dpkg", "--remove", *PACKAGES)
     assert not Path("/usr/bin/portal").exists()
     assert Path("/var/lib/teletan-portal").is_dir() and Path("/var/lib/teletan-verification").is_dir()
-    assert Path("/etc/teletan-portal/portal.secret").exists()
-    assert Path("/etc/teletan-portal/audit-checkpoint-key.pem").exists()
+    assert Path("/var/lib/teletan-portal/portal.secret").exists()
+    assert Path("/var/lib/teletan-portal/audit-checkpoint-key.pem").exists()
     assert Path("/etc/teletan-portal/portal.env").exists()  # conffiles stay until purge
 
     run("dpkg", "--purge", *PACKAGES)
