@@ -252,7 +252,7 @@ def as_portal_function(env_file: Path) -> str:
 def test_the_documented_upgrade_steps_run_as_written(service_workdir):
     """Section 11's step 3 through section 4's `as-portal`: on a database of the previous release,
     `migrate --status` lists what is pending, `migrate` applies it as the service user, and
-    `check-config` then passes."""
+    `check-config` then passes; then section 12a's rotations as the service user."""
     environment = prepared(service_workdir)
     previous = service_workdir / "previous.sqlite"
     subprocess.run(["sqlite3", str(previous), f".read {REPO / 'Tests/fixtures/previous-release/sqlite.sql'}"], check=True)
@@ -282,5 +282,17 @@ def test_the_documented_upgrade_steps_run_as_written(service_workdir):
     assert migrated.returncode == 0, migrated.stderr
     assert previous.stat().st_uid == account.pw_uid
     assert re.search(r"\n\d+ applied, 0 pending\n$", as_portal("migrate --status").stdout)
+    check = as_portal("check-config")
+    assert check.returncode == 0, check.stdout + check.stderr
+
+    # Section 12a's rotations, as the service user: the new files are the user's, mode 600, and
+    # the service can still read them.
+    for command in ("secret rotate", "audit rotate-key"):
+        rotated = as_portal(command)
+        assert rotated.returncode == 0, f"{command}: {rotated.stdout}{rotated.stderr}"
+    for name in ("PORTAL_SECRET_FILE", "PORTAL_AUDIT_CHECKPOINT_KEY"):
+        status = Path(environment[name]).stat()
+        assert (status.st_uid, status.st_mode & 0o777) == (account.pw_uid, 0o600), name
+    assert re.search(r"^key 2: current from ", as_portal("secret list").stdout, re.M)
     check = as_portal("check-config")
     assert check.returncode == 0, check.stdout + check.stderr
