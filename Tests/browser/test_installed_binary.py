@@ -74,8 +74,9 @@ def test_installed_binary_runs_from_an_empty_directory(browser, secrets_ledger, 
 
 
 def test_checkpoint_key_made_as_deployment_md_says_signs_what_openssl_accepts(tmp_path):
-    """docs/deployment.md, section 2: the operator makes the key pair with openssl; the portal
-    signs checkpoints with it, and openssl checks them with the public key alone."""
+    """A key pair made with openssl (an authority's own tooling; docs/deployment.md section 2 makes
+    it with `portal secret init`): the portal signs checkpoints with it, and openssl checks them
+    with the public key alone."""
     key, public = tmp_path / "audit-checkpoint-key.pem", tmp_path / "audit-checkpoint-key.pub.pem"
     subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(key)],
                    check=True, capture_output=True, timeout=30)
