@@ -31,7 +31,7 @@ enum IntegrityStore {
             """).run()
     }
 
-    /// Checkpoints newest first (highest seq, then latest signed), `limit` at a time below `beforeSeq`.
+    /// Checkpoints newest first (highest seq, then latest signed), at most `limit`, with `minSeq` ≤ seq ≤ `maxSeq`.
     static func checkpoints(atOrBelow maxSeq: Int64, atLeast minSeq: Int64, limit: Int, on db: any Database) async throws -> [AuditCheckpoint] {
         try await sql(db).raw("""
             SELECT seq, hash, signed_at, key_id, signature FROM audit_checkpoints

@@ -24,11 +24,6 @@ package final class SecretBytes: @unchecked Sendable {
         strdup(pointer)
     }
 
-    /// The bytes without the terminating NUL, e.g. to compare two entries of a new password.
-    func equals(_ other: SecretBytes) -> Bool {
-        capacity == other.capacity && memcmp(pointer, other.pointer, capacity) == 0
-    }
-
     var cString: UnsafePointer<CChar> { UnsafePointer(pointer) }
 
     deinit {

@@ -164,7 +164,7 @@ struct AuditCommand: AsyncParsableCommand {
         var export: String?
         @Option(help: "A signed checkpoint handed out earlier (`portal audit checkpoint --out` writes one): checks that its entry is in the database with the hash it signed (reports a restore from an older backup), or with --export checks the export against it")
         var checkpoint: String?
-        @Option(help: "With --export: a public key that may have signed the checkpoint; repeat it for several (default: the .pub.pem next to --audit-checkpoint-key and the earlier keys' KEY.<id>.pub.pem)")
+        @Option(help: "With --checkpoint: a public key that may have signed it; repeat it for several (default: the .pub.pem next to --audit-checkpoint-key and the earlier keys' KEY.<id>.pub.pem)")
         var publicKey: [String] = []
         @Flag(help: "With --export: the file is the export of a search, so seqs may skip (they must still ascend); without it a missing line is an error")
         var filtered = false

@@ -6,11 +6,6 @@ import TeleTAN
 /// What a portal asserts when it asks the verification server for a teleTAN: which officer,
 /// with which CWA roles, for the next minute. Signed with the portal's own ES256 key.
 package struct PortalTokenPayload: JWTPayload, Equatable {
-    /// CWA role for TEST teleTANs.
-    package static let hotlineRole = "c19hotline"
-    /// CWA role for EVENT teleTANs.
-    package static let eventRole = "c19hotline_event"
-
     package var sub: SubjectClaim
     package var roles: [String]
     package var iat: IssuedAtClaim
