@@ -21,6 +21,7 @@ import csv
 import datetime as dt
 import hashlib
 import http.client
+import importlib.util
 import json
 import os
 import random
@@ -495,8 +496,11 @@ def main() -> int:
         with open(out_file, "rb") as handle:
             figures["sample"] = handle.read(400).decode("utf-8", "replace")
         if fmt == "jsonl" and args.verify_export:
-            sys.path.insert(0, str(Path(args.verify_export).resolve().parent))
-            import audit_chain  # noqa: E402
+            # The checker is loaded from the file given (Tests/support/audit_chain.py).
+            spec = importlib.util.spec_from_file_location("audit_chain", args.verify_export)
+            audit_chain = importlib.util.module_from_spec(spec)
+            sys.modules["audit_chain"] = audit_chain  # its dataclasses look their module up by name
+            spec.loader.exec_module(audit_chain)
             started = time.monotonic()
             report = audit_chain.verify_export(out_file, contiguous=not filter_qs)
             figures["independent_check"] = ("intact: %d entries (seq %s..%s)" % (report.checked, report.first_seq, report.last_seq)

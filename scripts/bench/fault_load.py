@@ -52,7 +52,6 @@ import traceback
 import urllib.parse
 from collections import Counter
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import portal_load as pl  # noqa: E402  (the officers, percentiles, CPU and RSS helpers)
 
 HOST = pl.HOST

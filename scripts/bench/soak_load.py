@@ -57,7 +57,6 @@ import time
 import traceback
 from collections import Counter
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from portal_load import (CSRF_RE, NONCE_RE, TELETAN_MARK, Officer, Unexpected, machine_cpu,  # noqa: E402
                          percentile, proc_cpu, reset_peak_rss, summarize)
 
