@@ -23,8 +23,8 @@ def psql(sql: str, *connection: str, separator: str = "|", variables: dict[str, 
     command = ["psql", "-X", "-q", "-A", "-t", "-F", separator, "-v", "ON_ERROR_STOP=1", *options, *connection]
     if as_postgres:
         command = ["runuser", "-u", "postgres", "--", *command]
-    result = subprocess.run(command, input=sql, capture_output=True, text=True, timeout=timeout,
-                            cwd="/" if as_postgres else None)
+    # From /: a user switched to may not enter the caller's directory, and psql reads no file there.
+    result = subprocess.run(command, input=sql, capture_output=True, text=True, timeout=timeout, cwd="/")
     if check:
         assert result.returncode == 0, f"psql failed ({result.returncode}): {result.stderr.strip()}\n{sql[:400]}"
     return result.stdout.strip()
