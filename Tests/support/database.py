@@ -11,14 +11,14 @@ import time
 
 
 def psql(sql: str, *connection: str, separator: str = "|", variables: dict[str, str] | None = None,
-         as_postgres: bool = False, timeout: float = 30, check: bool = True) -> str:
+         as_postgres: bool = False, timeout: float | None = 30, check: bool = True) -> str:
     """Runs `sql` with psql (no psqlrc, quiet, unaligned, tuples only, stopping at the first
     error) and returns its output without surrounding white space. `connection`: psql's own
     arguments, a URL (`postgres://...`) or options such as `-h HOST -p PORT -d DB`. `sql` is
     read from standard input, so several statements run in one session and `:'name'` takes one
     of `variables`, quoted. `as_postgres`: run as the user postgres (runuser, from /), for a
-    cluster's superuser. A failure raises AssertionError with psql's message, unless `check` is
-    False (then the output is returned all the same)."""
+    cluster's superuser. `timeout`: seconds, None for no limit. A failure raises AssertionError
+    with psql's message, unless `check` is False (then the output is returned all the same)."""
     options = [argument for name, value in (variables or {}).items() for argument in ("-v", f"{name}={value}")]
     command = ["psql", "-X", "-q", "-A", "-t", "-F", separator, "-v", "ON_ERROR_STOP=1", *options, *connection]
     if as_postgres:

@@ -23,11 +23,9 @@ import hashlib
 import http.client
 import importlib.util
 import json
-import os
 import random
 import re
 import sqlite3
-import subprocess
 import sys
 import threading
 import time
@@ -38,6 +36,7 @@ from pathlib import Path
 # The statistics and /proc helpers of the portal's load test: one percentile rule (nearest rank)
 # for both benchmarks.
 from portal_load import percentile, proc_cpu, reset_peak_rss, rss_kib, summarize
+from support import database  # Tests/support, on PYTHONPATH (scripts/bench-audit.sh)
 
 HOST = "127.0.0.1"
 COLUMNS = "seq, occurred_at, actor, role, action, outcome, address, request_id, subject, details, prev_hash, hash"
@@ -131,12 +130,10 @@ class Database:
         self.is_postgres = url.startswith(("postgres://", "postgresql://"))
 
     def _psql(self, sql: str) -> str:
-        result = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", self.url], input=sql,
-                                capture_output=True, text=True, timeout=900,
-                                env={**os.environ, "PGOPTIONS": "-c client_min_messages=warning"})
-        if result.returncode != 0:
-            raise Failed(f"psql: {result.stderr.strip()}")
-        return result.stdout
+        try:
+            return database.psql(sql, self.url, timeout=900)
+        except AssertionError as error:
+            raise Failed(str(error)) from None
 
     def _sqlite(self):
         return sqlite3.connect(f"file:{self.url[len('sqlite:'):]}?mode=ro", uri=True)
