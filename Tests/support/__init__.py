@@ -12,4 +12,4 @@ tools under scripts/ (import it as `support`, e.g. `from support.portal_client i
 
 How it is found, without any `sys.path` edit: pytest reads `pythonpath = ["Tests"]` from the
 repository's pyproject.toml; the scripts under scripts/ that use it run with PYTHONPATH=Tests
-(scripts/soak.sh and scripts/faults.sh set it)."""
+(scripts/soak.sh, scripts/faults.sh and scripts/bench-audit.sh set it)."""
