@@ -41,6 +41,8 @@ set -euo pipefail
 
 bench_name=bench-audit
 source "$(dirname "${BASH_SOURCE[0]}")/bench/common.sh"
+# The load tools import the shared Python toolkit (Tests/support, the package `support`).
+export PYTHONPATH="$repo/Tests${PYTHONPATH:+:$PYTHONPATH}"
 
 # --- Settings ------------------------------------------------------------------------------------
 backend=postgres rows= reuse=0 seed_only=0

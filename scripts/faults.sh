@@ -74,6 +74,8 @@ set -euo pipefail
 
 bench_name=faults
 source "$(dirname "${BASH_SOURCE[0]}")/bench/common.sh"
+# The load tools import the shared Python toolkit (Tests/support, the package `support`).
+export PYTHONPATH="$repo/Tests${PYTHONPATH:+:$PYTHONPATH}"
 
 scenario=${1:-${FAULT_SCENARIO:-}}
 case $scenario in

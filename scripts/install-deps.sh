@@ -67,24 +67,28 @@ if ((${#missing[@]})); then
   apt-get -o DPkg::Lock::Timeout=300 -o Acquire::Retries=3 install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# Python test tools (python3 comes from pyenv on the project machines): the browser tests, and
-# the end-to-end tests (JWT signing, PyJWT for the Keycloak-like realm stub, the OpenAPI document
-# and response schemas), and axe-core for
-# the accessibility test (axe-selenium-python ships axe.min.js).
-# scripts/schemathesis.sh installs its own pinned schemathesis. hypothesis (pinned: the form fuzz,
-# Tests/fuzz, generates the same inputs every run only with the same version) is the one
-# schemathesis 4.32.5 runs on too. phonenumbers (pinned: Google's libphonenumber metadata) is the
-# oracle for the callback-number tests and the source of Sources/Hotline's number plan. PyJWT
-# (pinned) is what the CWA-like verification stub of the end-to-end tests validates tokens with.
-if python3 -c 'import selenium, pytest, requests, cryptography, yaml, jsonschema, openapi_spec_validator, axe_selenium_python' 2>/dev/null \
-   && [[ $(python3 -c 'import jwt; print(jwt.__version__)' 2>/dev/null) == 2.15.1 ]] \
-   && [[ $(python3 -c 'import hypothesis; print(hypothesis.__version__)' 2>/dev/null) == 6.155.2 ]] \
-   && [[ $(python3 -c 'import phonenumbers; print(phonenumbers.__version__)' 2>/dev/null) == 9.0.43 ]] \
-   && [[ $(python3 -c 'import jwt; print(jwt.__version__)' 2>/dev/null) == 2.15.1 ]]; then
-  echo "Python modules selenium, pytest, requests, cryptography, PyYAML, jsonschema, openapi-spec-validator, axe-selenium-python, hypothesis, phonenumbers, PyJWT already present."
+# Python test tools (python3 comes from pyenv on the project machines), pinned in
+# Tests/requirements.txt: the browser, end-to-end, fuzz, fault, backup, deployment and directory
+# suites and the tools under scripts/ import them (the file says why some pins matter).
+# scripts/schemathesis.sh installs its own pinned schemathesis. pip is only run when an installed
+# version differs from its pin, so a machine that has them all needs no network.
+requirements="$(dirname "$0")/../Tests/requirements.txt"
+if python3 - "$requirements" <<'PYTHON'
+import importlib.metadata, sys
+for line in open(sys.argv[1]):
+    requirement = line.split("#")[0].strip()
+    if requirement:
+        name, version = requirement.split("==")
+        try:
+            if importlib.metadata.version(name) != version:
+                sys.exit(1)
+        except importlib.metadata.PackageNotFoundError:
+            sys.exit(1)
+PYTHON
+then
+  echo "Python modules of Tests/requirements.txt already present at their pinned versions."
 else
-  python3 -m pip install --quiet --root-user-action=ignore \
-    selenium pytest requests cryptography PyYAML jsonschema openapi-spec-validator axe-selenium-python==2.1.6 hypothesis==6.155.2 phonenumbers==9.0.43 PyJWT==2.15.1
+  python3 -m pip install --quiet --root-user-action=ignore -r "$requirements"
 fi
 
 # Swift is a prerequisite, not installed here (it lives in /opt/swift).

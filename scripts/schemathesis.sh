@@ -75,7 +75,7 @@ echo "== schemathesis: internal listener"
 # A token of the trusted portal with both roles, made just before the internal run: valid for
 # 300 s (the longest the server accepts), more than that run may take (240 s). Its stateful phase
 # follows the document's links: a created teleTAN's reference into status and revocation.
-token=$(PYTHONPATH=Tests/e2e python3 -c '
+token=$(PYTHONPATH=Tests/e2e:Tests python3 -c '
 import sys
 from pathlib import Path
 from e2e_support import PortalKeyPair

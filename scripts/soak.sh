@@ -46,6 +46,8 @@ set -euo pipefail
 
 bench_name=soak
 source "$(dirname "${BASH_SOURCE[0]}")/bench/common.sh"
+# The load tools import the shared Python toolkit (Tests/support, the package `support`).
+export PYTHONPATH="$repo/Tests${PYTHONPATH:+:$PYTHONPATH}"
 
 # --- Settings ------------------------------------------------------------------------------
 database=${SOAK_DATABASE:-postgres}

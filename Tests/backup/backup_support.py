@@ -1,4 +1,4 @@
-"""Helpers of the backup tests (Tests/backup): the portal and officer client of the fault tests,
+"""Helpers of the backup tests (Tests/backup): the portal and officer client every suite shares,
 the `portal` commands beside serve, and the runbook's scripts (docs/deploy/)."""
 
 from __future__ import annotations
@@ -6,19 +6,18 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "docs" / "deploy"
-sys.path.insert(0, str(REPO / "Tests" / "faults"))
 
-import faults_support  # noqa: E402
-from faults_support import OFFICER, PORTAL_BIN, Client, retry_text_file_busy  # noqa: E402,F401
+from support import portal_client
+from support.portal_client import OFFICER, PORTAL_BIN, Client  # noqa: F401
+from support.processes_and_browsers import retry_text_file_busy
 
 
-class Portal(faults_support.Portal):
-    """The fault tests' portal on fixed ports of this suite's range (18400-18499)."""
+class Portal(portal_client.Portal):
+    """The shared limits-off portal (support.portal_client) on fixed ports of this suite's range (18400-18499)."""
 
     def __init__(self, workdir: Path, port: int, **options):
         super().__init__(workdir, **options)

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from support import database as database_helper
+
 from backup_support import DEPLOY, OFFICER, checkpoint_seq, missing_report, mode, script
 
 VERSION, CLUSTER, PORT = "15", "teletan_pitr", 18450
@@ -37,7 +39,7 @@ def as_postgres(*command: str, check: bool = True) -> subprocess.CompletedProces
 
 
 def psql(sql: str, database: str = "postgres") -> str:
-    return as_postgres("psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-p", str(PORT), "-d", database, "-c", sql).stdout.strip()
+    return database_helper.psql(sql, "-p", str(PORT), "-d", database, as_postgres=True, timeout=120)
 
 
 def drop_cluster() -> None:

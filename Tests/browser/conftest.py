@@ -29,10 +29,8 @@ from pathlib import Path
 
 import pytest
 
-import sys
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from processes_and_browsers import PortalProcess, headless_chromium  # noqa: E402
-from secrets_at_rest import SecretsLedger  # noqa: E402
+from support.processes_and_browsers import PortalProcess, chromium  # noqa: E402
+from support.secrets_at_rest import SecretsLedger  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 PORTAL_BIN = os.environ.get("PORTAL_BIN", str(REPO / ".build" / "debug" / "portal"))
@@ -120,12 +118,8 @@ def browser(secrets_ledger, tmp_path_factory):
     """A fresh headless Chromium per test: no cookies or history carried over. Its profile is
     searched for secrets with everything else at the end of the session."""
     profile = tmp_path_factory.mktemp("chromium-profile")
-    driver = headless_chromium(profile)
-    secrets_ledger.watch_directory(profile, "Chromium profile")
-    try:
+    with chromium(profile, secrets_ledger) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture
@@ -135,12 +129,8 @@ def second_browser(secrets_ledger, tmp_path_factory):
     reads the HTTP status of the page it shows (a 403 or 409 page looks like any other). Its
     profile is searched like the first one's."""
     profile = tmp_path_factory.mktemp("chromium-profile-second")
-    driver = headless_chromium(profile, performance_log=True)
-    secrets_ledger.watch_directory(profile, "Chromium profile")
-    try:
+    with chromium(profile, secrets_ledger, performance_log=True) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture
@@ -148,9 +138,5 @@ def browser_without_js(secrets_ledger, tmp_path_factory):
     """A fresh headless Chromium that runs no script at all (the portal must work without); its
     profile is searched like the others."""
     profile = tmp_path_factory.mktemp("chromium-profile-no-js")
-    driver = headless_chromium(profile, javascript=False)
-    secrets_ledger.watch_directory(profile, "Chromium profile")
-    try:
+    with chromium(profile, secrets_ledger, javascript=False) as driver:
         yield driver
-    finally:
-        driver.quit()

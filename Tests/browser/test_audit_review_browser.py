@@ -38,7 +38,7 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-import audit_chain  # Tests/support, on the path through conftest
+from support import audit_chain
 from conftest import DEFAULT_PAM_SERVICE, PORTAL_BIN, PortalInstance
 from test_hotline_browser import choose_language
 from test_portal_browser import (

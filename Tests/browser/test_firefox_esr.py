@@ -24,7 +24,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from firefox_bidi import FIREFOX, SESSION_STORE_INTERVAL, Firefox, firefox_available
-from secrets_at_rest import MOZLZ4_MAGIC, lz4_block  # Tests/support, on the path through conftest
+from support.secrets_at_rest import MOZLZ4_MAGIC, lz4_block
 from test_hotline_browser import HOTLINE, TEXTS, check_ids, read_call_teletan, start_call, text_of, tick, ticked, type_into
 from test_portal_browser import (
     OFFICER, assert_already_shown, assert_teletan_not_on_page, click_and_wait, issue_teletan, note_issue, path_of,

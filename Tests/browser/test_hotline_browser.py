@@ -17,8 +17,8 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from processes_and_browsers import last_document_status  # Tests/support
-from secrets_at_rest import phone_number_e164, phone_number_masked, phone_number_readable  # Tests/support, on the path through conftest
+from support.processes_and_browsers import last_document_status
+from support.secrets_at_rest import phone_number_e164, phone_number_masked, phone_number_readable
 from test_portal_browser import (
     ALPHABET, OFFICER, assert_teletan_not_on_page, assert_valid_teletan, click_and_wait, issue_teletan,
     mark_for_navigation, note_issue, path_of, present, read_teletan, sign_in, wait_for_new_document,

@@ -14,7 +14,7 @@ from pathlib import Path
 from selenium.webdriver.common.by import By
 
 from conftest import DEFAULT_PAM_SERVICE, PORTAL_BIN
-from processes_and_browsers import ManagedProcess, free_ports
+from support.processes_and_browsers import ManagedProcess, free_ports
 from test_portal_browser import OFFICER, assert_no_error_page, path_of, sign_in, signed_in_user
 
 

@@ -25,7 +25,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import OTP_PAM_SERVICE, PORTAL_BIN, PortalInstance
-from test_database import DatabaseAccess  # Tests/support, on the path through conftest
+from support.database import DatabaseAccess
 
 OFFICER = ("tt-officer", "Officer-Pass-1")
 NO_ROLE = ("tt-norole", "Norole-Pass-1")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from secrets_at_rest import SecretsLedger, Watched, phone_number_e164, phone_number_readable
+from support.secrets_at_rest import SecretsLedger, Watched, phone_number_e164, phone_number_readable
 
 
 def test_phone_numbers_are_normalised_as_the_portal_does():

@@ -24,7 +24,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,8 +31,9 @@ from pathlib import Path
 import pytest
 import requests
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from processes_and_browsers import ManagedProcess, PortalProcess  # noqa: E402
+from support.database import psql
+from support.portal_client import Client, Response
+from support.processes_and_browsers import ManagedProcess, PortalProcess
 
 REPO = Path(__file__).resolve().parents[2]
 PORTAL_BIN = os.environ.get("PORTAL_BIN", str(REPO / ".build" / "debug" / "portal"))
@@ -209,8 +209,7 @@ class Deployment:
 
 
 def reset_database() -> None:
-    subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", DATABASE, "-c", "DROP SCHEMA public CASCADE",
-                    "-c", "CREATE SCHEMA public"], check=True, capture_output=True)
+    psql("DROP SCHEMA public CASCADE; CREATE SCHEMA public", DATABASE)
 
 
 @pytest.fixture(scope="session")
@@ -254,45 +253,27 @@ def next_hotp_code() -> str:
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
-def hidden(body: str, name: str) -> str | None:
-    found = re.search(rf'name="{name}" value="([^"]*)"', body)
-    return found.group(1) if found else None
-
-
-class Officer:
-    """One officer's HTTPS session through nginx (cookies kept, redirects not followed)."""
+class Officer(Client):
+    """One officer's HTTPS session through nginx (the shared client: cookies kept, redirects not
+    followed), trusting the test's certificate."""
 
     def __init__(self, public_url: str, certificate: Path, language: str):
-        self.base = public_url
-        self.session = requests.Session()
-        # Per request: a session's own `verify` loses against REQUESTS_CA_BUNDLE in the environment.
-        self.verify = str(certificate)
-        self.session.headers["Accept-Language"] = language
-
-    def get(self, path: str) -> requests.Response:
-        return self.session.get(self.base + path, allow_redirects=False, timeout=30, verify=self.verify)
-
-    def post(self, path: str, form: dict[str, str]) -> requests.Response:
-        return self.session.post(self.base + path, data=form, allow_redirects=False, timeout=30, verify=self.verify)
+        super().__init__(public_url, language, cafile=certificate)
 
     def sign_in(self) -> None:
         """Both steps: password, then the one-time code (the second step must reach the
         instance holding the PAM transaction)."""
-        page = self.get("/signin")
-        assert page.status_code == 200, page.status_code
-        step = self.post("/signin", {"username": USERNAME, "password": PASSWORD, "csrf": hidden(page.text, "csrf")})
-        assert step.status_code == 200 and 'action="/signin/continue"' in step.text, (step.status_code, step.text[:500])
-        done = self.post("/signin/continue", {"answer": next_hotp_code(), "csrf": hidden(step.text, "csrf")})
-        assert done.status_code == 303 and done.headers["Location"] == "/", (done.status_code, done.text[:500])
+        done = super().sign_in(USERNAME, PASSWORD, second_step=next_hotp_code)
+        assert done.status == 303 and done.location == "/", done.describe()
 
-    def issue(self) -> list[requests.Response]:
-        """GET /, POST /teletan, GET /teletan/result: the answers, stopping at an unexpected one."""
+    def issue(self) -> list[Response]:
+        """GET /, POST /teletan, GET /teletan/result: the answers, stopping at an unexpected one
+        (whatever it is: the stream test counts them)."""
         answers = [self.get("/")]
-        if answers[-1].status_code != 200:
+        if answers[-1].status != 200:
             return answers
-        form = {"csrf": hidden(answers[-1].text, "csrf"), "nonce": hidden(answers[-1].text, "nonce")}
-        answers.append(self.post("/teletan", form))
-        if answers[-1].status_code != 303:
+        answers.append(self.post("/teletan", {"csrf": answers[-1].hidden("csrf"), "nonce": answers[-1].hidden("nonce")}))
+        if answers[-1].status != 303:
             return answers
         answers.append(self.get("/teletan/result"))
         return answers

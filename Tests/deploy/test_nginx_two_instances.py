@@ -15,7 +15,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import PASSWORD, USERNAME, next_hotp_code, terminate, wait_until
-from processes_and_browsers import headless_chromium
+from support.processes_and_browsers import chromium
 
 RETRY_TITLE = {"en": "The portal is briefly unavailable", "de": "Das Portal ist gerade kurz nicht erreichbar"}
 
@@ -33,11 +33,8 @@ def test_two_step_sign_in_stays_on_one_instance(deployment):
 
 @pytest.fixture
 def browser(tmp_path):
-    driver = headless_chromium(tmp_path / "profile", accept_insecure_certs=True)
-    try:
+    with chromium(tmp_path / "profile", accept_insecure_certs=True) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def submit_and_wait(driver, element) -> None:
@@ -143,11 +140,11 @@ class RequestStream:
                 self.failures.append(f"{time.strftime('%X')} {type(error).__name__}: {error}")
                 continue
             self.requests += len(answers)
-            statuses = [answer.status_code for answer in answers]
-            if statuses == [200, 303, 200] and 'id="teletan"' in answers[-1].text:
+            statuses = [answer.status for answer in answers]
+            if statuses == [200, 303, 200] and 'id="teletan"' in answers[-1].body:
                 self.issued += 1
             else:
-                self.failures.append(f"{time.strftime('%X')} {[(a.request.method, a.url, a.status_code) for a in answers]}")
+                self.failures.append(f"{time.strftime('%X')} {[(a.method, a.path, a.status) for a in answers]}")
 
 
 def test_rolling_restart_loses_no_request(deployment):
@@ -187,12 +184,12 @@ def test_no_instance_left_shows_the_localised_retry_page(deployment, language):
         if instance.process.poll() is None:
             instance.process.wait(timeout=20)
     answer = deployment.client({"de": "de-DE,de;q=0.9,en;q=0.5", "en": "en-GB,en;q=0.9,de;q=0.5"}[language]).get("/")
-    assert answer.status_code == 502
-    assert answer.headers["Content-Type"] == "text/html; charset=utf-8"
-    assert answer.headers["Content-Language"] == language
-    assert answer.headers["Retry-After"] == "10"
-    assert answer.headers["Cache-Control"] == "no-store"
-    body = answer.text
+    assert answer.status == 502
+    assert answer.headers["content-type"] == "text/html; charset=utf-8"
+    assert answer.headers["content-language"] == language
+    assert answer.headers["retry-after"] == "10"
+    assert answer.headers["cache-control"] == "no-store"
+    body = answer.body
     assert f'<html lang="{language}">' in body
     assert f"<h1>{RETRY_TITLE[language]}</h1>" in body
     assert "<script" not in body

@@ -5,7 +5,7 @@ and starting slapd; changing group memberships in the directory; reading the por
 trail, metrics and log.
 
 The stack is scripts/install-directory-stack.sh (docs/pam/README.md, "Directory accounts"); the
-plain HTTP client is the fault tests' (Tests/faults/faults_support.py).
+plain HTTP client is the one of every suite (Tests/support/portal_client.py).
 """
 
 from __future__ import annotations
@@ -15,18 +15,15 @@ import os
 import pwd
 import re
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "Tests" / "support"))
-sys.path.insert(0, str(REPO / "Tests" / "faults"))
+from support.database import DatabaseAccess
+from support.portal_client import Client, Response, wait_until  # noqa: F401
+from support.processes_and_browsers import PortalProcess
 
-from faults_support import Client, Response, wait_until  # noqa: E402,F401
-from processes_and_browsers import PortalProcess  # noqa: E402
-from test_database import DatabaseAccess  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 PORTAL_BIN = os.environ.get("PORTAL_BIN") or str(REPO / ".build" / "debug" / "portal")
 INSTALL_SCRIPT = REPO / "scripts" / "install-directory-stack.sh"

@@ -39,7 +39,7 @@ os.environ["SE_AVOID_STATS"] = "true"
 
 import pytest
 
-from e2e_support import (headless_chromium, ApiClient, OFFICER, Portal, PortalKeyPair, ResponseLog,
+from e2e_support import (chromium, ApiClient, OFFICER, Portal, PortalKeyPair, ResponseLog,
                          SecretsLedger, VerificationServer)
 
 
@@ -183,12 +183,8 @@ def browser(secrets_ledger, tmp_path_factory):
     status of the pages). Its profile is searched for secrets with everything else at the end
     of the session."""
     profile = tmp_path_factory.mktemp("chromium-profile")
-    driver = headless_chromium(profile, performance_log=True)
-    secrets_ledger.watch_directory(profile, "Chromium profile")
-    try:
+    with chromium(profile, secrets_ledger, performance_log=True) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -32,12 +32,10 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 REPO = Path(__file__).resolve().parents[2]
 
-import sys  # noqa: E402
-sys.path.insert(0, str(REPO / "Tests" / "support"))
-from processes_and_browsers import ManagedProcess, free_ports, retry_text_file_busy  # noqa: E402
-from processes_and_browsers import headless_chromium, last_document_status  # noqa: E402,F401  (for conftest.py and tests)
-from secrets_at_rest import SecretsLedger  # noqa: E402,F401  (for conftest.py)
-from test_database import DatabaseAccess  # noqa: E402
+from support.database import DatabaseAccess  # noqa: E402
+from support.processes_and_browsers import ManagedProcess, free_ports, retry_text_file_busy  # noqa: E402
+from support.processes_and_browsers import chromium, last_document_status  # noqa: E402,F401  (for conftest.py and tests)
+from support.secrets_at_rest import SecretsLedger  # noqa: E402,F401  (for conftest.py)
 PORTAL_BIN = os.environ.get("PORTAL_BIN") or str(REPO / ".build" / "debug" / "portal")
 VERIFICATION_BIN = os.environ.get("VERIFICATION_BIN") or str(REPO / ".build" / "debug" / "verification-server")
 # A PostgreSQL URL for the verification servers; unset: a SQLite file per server.

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from e2e_support import V1, random_uuid, with_wrong_check_character
-from processes_and_browsers import raw_exchange  # noqa: E402  (e2e_support put Tests/support on the path)
+from support.processes_and_browsers import raw_exchange  # noqa: E402
 
 JSON = {"Content-Type": "application/json"}
 

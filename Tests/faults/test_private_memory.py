@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from faults_support import PAM_SERVICE, PORTAL_BIN
-from processes_and_browsers import PortalProcess
+from support.processes_and_browsers import PortalProcess
 
 
 class PortalAsNobody(PortalProcess):

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import socket
-import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -23,9 +22,9 @@ from urllib.parse import quote, quote_plus
 
 from hypothesis import strategies as st
 
+from support.processes_and_browsers import PortalProcess
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "Tests" / "support"))
-from processes_and_browsers import PortalProcess  # noqa: E402
 
 PORTAL_BIN = os.environ.get("PORTAL_BIN") or str(REPO / ".build" / "debug" / "portal")
 PAM_SERVICE = "teletan-portal-test"

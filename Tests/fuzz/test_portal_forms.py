@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from fuzz_support import (ACCOUNTS, BOUNDARY_NUMBERS, FORM, PASSWORD_CHANGE, SENT, STATUSES, Client, FuzzPortal, PortalGone,
                           Received, Valid, actions, bodies, declared_routes, field_value, forms, hidden_value, problems_with,
                           queries, segments, values, weighted)
-from processes_and_browsers import raw_exchange  # noqa: E402  (fuzz_support put Tests/support on the path)
+from support.processes_and_browsers import raw_exchange  # noqa: E402
 
 LANGUAGES = ["de", "en"]
 AUTHORITIES = ["1.01.0.01", "1.11.0.01", "2.00.0.01", "9.62.0.01"]

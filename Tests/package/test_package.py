@@ -27,15 +27,14 @@ import signal
 import socket
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from support.portal_client import Client
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "Tests" / "faults"))
-from faults_support import Client  # noqa: E402
 
 PACKAGES = ("teletan-portal", "teletan-verification-server")
 PAM_FILE = Path("/etc/pam.d/teletan-portal")

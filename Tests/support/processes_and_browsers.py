@@ -1,7 +1,7 @@
-"""Shared by the browser, end-to-end, fuzz and fault suites (Tests/browser, e2e, fuzz, faults): a
-headless Chromium from Debian's packages that never reaches the network, free ports, our server
-processes (started until ready, stopped gracefully with SIGTERM; the portal's common command
-line) and a raw HTTP exchange."""
+"""Shared by every suite (the package `support`): a headless Chromium from Debian's packages
+that never reaches the network (`chromium()`, the body of every suite's browser fixture), free
+ports, our server processes (started until ready, stopped gracefully with SIGTERM; the portal's
+common command line) and a raw HTTP exchange."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 # Selenium's driver manager must never try to go online (no internet here); it reads this when
 # the driver is created.
@@ -62,6 +63,20 @@ def headless_chromium(profile: Path, performance_log: bool = False, javascript: 
     if accept_insecure_certs:
         options.set_capability("acceptInsecureCerts", True)
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+@contextmanager
+def chromium(profile: Path, ledger=None, **options) -> Iterator[webdriver.Chrome]:
+    """The one browser fixture of the suites: a fresh `headless_chromium(profile, **options)`,
+    quit afterwards whatever the test did. With a secrets `ledger` (support.secrets_at_rest),
+    the profile is searched for secrets with everything else at the end of the session."""
+    driver = headless_chromium(profile, **options)
+    if ledger is not None:
+        ledger.watch_directory(profile, "Chromium profile")
+    try:
+        yield driver
+    finally:
+        driver.quit()
 
 
 def stop_gracefully(process: subprocess.Popen, timeout: float, name: str, log_tail: Callable[[], str]) -> int:

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from support import database
+
 
 # header.payload.signature, base64url, header and payload JSON objects ("eyJ" is `{"`).
 JWT_SHAPE = re.compile(rb"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{20,}")
@@ -124,10 +126,10 @@ def raw_postgres_files(url: str, since: float) -> list[Path] | None:
         f"cannot read {data_directory}: run the suite as root (as CI does) to search PostgreSQL's files")
 
     def psql(statement: str) -> str:
-        result = subprocess.run(["psql", "--no-psqlrc", "-Atq", "--dbname", url, "-c", statement],
-                                capture_output=True, text=True, timeout=120)
-        assert result.returncode == 0, f"{statement}: {result.stderr} (scripts/start-test-postgres.sh grants pg_checkpoint)"
-        return result.stdout.strip()
+        try:
+            return database.psql(statement, url, timeout=120)
+        except AssertionError as error:
+            raise AssertionError(f"{error} (scripts/start-test-postgres.sh grants pg_checkpoint)") from None
 
     psql("CHECKPOINT")
     database_oid = psql("SELECT oid FROM pg_database WHERE datname = current_database()")

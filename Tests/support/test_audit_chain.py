@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import audit_chain as ac  # noqa: E402
+from support import audit_chain as ac
 
 T0 = 1_764_000_000_123  # 2025-11-24T16:00:00.123Z
 

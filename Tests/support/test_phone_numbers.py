@@ -18,11 +18,16 @@ SCRIPTS = ROOT / "scripts/phone-metadata"
 def load(name: str):
     spec = importlib.util.spec_from_file_location(f"phone_metadata_{name}", SCRIPTS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(SCRIPTS))
+    # fixture.py imports its sibling as `generate`, found beside it when it runs as a script:
+    # here the sibling is loaded from its file and lent under that name while fixture.py loads.
+    sibling = load("generate") if name == "fixture" else None
+    if sibling is not None:
+        sys.modules["generate"] = sibling
     try:
         spec.loader.exec_module(module)
     finally:
-        sys.path.remove(str(SCRIPTS))
+        if sibling is not None:
+            del sys.modules["generate"]
     return module
 
 

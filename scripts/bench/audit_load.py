@@ -21,12 +21,11 @@ import csv
 import datetime as dt
 import hashlib
 import http.client
+import importlib.util
 import json
-import os
 import random
 import re
 import sqlite3
-import subprocess
 import sys
 import threading
 import time
@@ -37,6 +36,7 @@ from pathlib import Path
 # The statistics and /proc helpers of the portal's load test: one percentile rule (nearest rank)
 # for both benchmarks.
 from portal_load import percentile, proc_cpu, reset_peak_rss, rss_kib, summarize
+from support import database  # Tests/support, on PYTHONPATH (scripts/bench-audit.sh)
 
 HOST = "127.0.0.1"
 COLUMNS = "seq, occurred_at, actor, role, action, outcome, address, request_id, subject, details, prev_hash, hash"
@@ -130,12 +130,10 @@ class Database:
         self.is_postgres = url.startswith(("postgres://", "postgresql://"))
 
     def _psql(self, sql: str) -> str:
-        result = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", self.url], input=sql,
-                                capture_output=True, text=True, timeout=900,
-                                env={**os.environ, "PGOPTIONS": "-c client_min_messages=warning"})
-        if result.returncode != 0:
-            raise Failed(f"psql: {result.stderr.strip()}")
-        return result.stdout
+        try:
+            return database.psql(sql, self.url, timeout=900)
+        except AssertionError as error:
+            raise Failed(str(error)) from None
 
     def _sqlite(self):
         return sqlite3.connect(f"file:{self.url[len('sqlite:'):]}?mode=ro", uri=True)
@@ -495,8 +493,11 @@ def main() -> int:
         with open(out_file, "rb") as handle:
             figures["sample"] = handle.read(400).decode("utf-8", "replace")
         if fmt == "jsonl" and args.verify_export:
-            sys.path.insert(0, str(Path(args.verify_export).resolve().parent))
-            import audit_chain  # noqa: E402
+            # The checker is loaded from the file given (Tests/support/audit_chain.py).
+            spec = importlib.util.spec_from_file_location("audit_chain", args.verify_export)
+            audit_chain = importlib.util.module_from_spec(spec)
+            sys.modules["audit_chain"] = audit_chain  # its dataclasses look their module up by name
+            spec.loader.exec_module(audit_chain)
             started = time.monotonic()
             report = audit_chain.verify_export(out_file, contiguous=not filter_qs)
             figures["independent_check"] = ("intact: %d entries (seq %s..%s)" % (report.checked, report.first_seq, report.last_seq)

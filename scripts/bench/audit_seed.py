@@ -44,6 +44,8 @@ import sys
 import time
 import uuid
 
+from support import database  # Tests/support, on PYTHONPATH (scripts/bench-audit.sh)
+
 GENESIS = "0" * 64
 COLUMNS = "seq, occurred_at, actor, role, action, outcome, address, request_id, subject, details, prev_hash, hash"
 DAY_MS = 86_400_000
@@ -300,12 +302,11 @@ def entries(rows: int, days: int, end_ms: int, seed: int, user_count: int):
 
 # --- PostgreSQL --------------------------------------------------------------------------------
 
-def psql(url: str, sql: str, capture: bool = True) -> str:
-    result = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", url], input=sql,
-                            capture_output=capture, text=True, env={**os.environ, "PGOPTIONS": "-c client_min_messages=warning"})
-    if result.returncode != 0:
-        sys.exit(f"audit_seed: psql failed: {result.stderr if capture else ''}")
-    return result.stdout if capture else ""
+def psql(url: str, sql: str) -> str:
+    try:
+        return database.psql(sql, url, timeout=None)  # a seed of millions of rows takes its time
+    except AssertionError as error:
+        sys.exit(f"audit_seed: {error}")
 
 
 _COPY_ESCAPE = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})

@@ -30,12 +30,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from portal_load import Officer, Stats, Unexpected, is_postgres, machine_cpu, processes  # noqa: E402
 
 SNAPSHOT_SQL = """

@@ -52,8 +52,8 @@ import traceback
 import urllib.parse
 from collections import Counter
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import portal_load as pl  # noqa: E402  (the officers, percentiles, CPU and RSS helpers)
+import portal_load as pl  # the officers, percentiles, CPU and RSS helpers
+from support import database  # Tests/support, on PYTHONPATH (scripts/faults.sh)
 
 HOST = pl.HOST
 MAX_CLIENTS_PER_PROCESS = 64
@@ -314,11 +314,9 @@ def fault_process(index: int, args, clients: int, ready_queue, go_conn, result_q
 
 # -- PostgreSQL probes (psql) -------------------------------------------------------------------
 def psql(db_url: str, sql: str, timeout: float = 20) -> list[list[str]]:
-    out = subprocess.run(["psql", db_url, "-qAtX", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-c", sql],
-                         capture_output=True, text=True, timeout=timeout, cwd="/")
-    if out.returncode != 0:
-        raise RuntimeError(f"psql failed: {out.stderr.strip()[:300]}")
-    return [line.split("\t") for line in out.stdout.splitlines() if line]
+    """The rows of `sql`, fields split at tabs (the shared helper; it raises when psql fails)."""
+    out = database.psql(sql, db_url, separator="\t", timeout=timeout)
+    return [line.split("\t") for line in out.splitlines() if line]
 
 
 def db_snapshot(db_url: str) -> dict:

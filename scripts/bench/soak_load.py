@@ -57,9 +57,9 @@ import time
 import traceback
 from collections import Counter
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from portal_load import (CSRF_RE, NONCE_RE, TELETAN_MARK, Officer, Unexpected, machine_cpu,  # noqa: E402
-                         percentile, proc_cpu, reset_peak_rss, summarize)
+from portal_load import (CSRF_RE, NONCE_RE, TELETAN_MARK, Officer, Unexpected, machine_cpu, percentile, proc_cpu,
+                         reset_peak_rss, summarize)
+from support.database import psql  # Tests/support, on PYTHONPATH (scripts/soak.sh)
 
 MAX_PEOPLE = 50          # per role: the bench accounts tt-bench-01..50, tt-hotbench-01..50
 MAX_SECONDS = 3600
@@ -631,10 +631,9 @@ def pg_backends(database: str) -> list[int] | None:
     own not counted (psql as the role in PGUSER/PGPASSWORD, to the maintenance database)."""
     query = f"SELECT pid FROM pg_stat_activity WHERE datname = '{database}' AND pid <> pg_backend_pid()"
     try:
-        out = subprocess.run(["psql", "-h", "127.0.0.1", "-p", os.environ.get("PGPORT", "5432"), "-d", "postgres",
-                              "-qAtX", "-c", query], capture_output=True, text=True, timeout=10, cwd="/")
-        return [int(line) for line in out.stdout.split()] if out.returncode == 0 else None
-    except (OSError, ValueError, subprocess.TimeoutExpired):
+        out = psql(query, "-h", "127.0.0.1", "-p", os.environ.get("PGPORT", "5432"), "-d", "postgres", timeout=10)
+        return [int(line) for line in out.split()]
+    except (AssertionError, OSError, ValueError, subprocess.TimeoutExpired):
         return None
 
 

@@ -41,7 +41,6 @@ import time
 import traceback
 from collections import Counter
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from portal_load import CountingConnection, HOST, measure_window, reset_peak_rss, rss_kib, summarize  # noqa: E402
 from report import fmt, parse_pgbench, run_failed, target_lines  # noqa: E402
 

@@ -13,7 +13,6 @@ the forms the call page accepts (spaces, / - . brackets, +, 00, a national 0 for
 
 Usage: python3 scripts/phone-metadata/fixture.py [--check]
 """
-import pathlib
 import random
 import re
 import sys
@@ -22,8 +21,8 @@ import phonenumbers
 from phonenumbers import PhoneNumberFormat, PhoneNumberType
 from phonenumbers.phonemetadata import PhoneMetadata
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from generate import PINNED_VERSION, ROOT  # noqa: E402
+# Its sibling: run as a script, Python puts this directory first on the module path.
+from generate import PINNED_VERSION, ROOT
 
 OUTPUT = ROOT / "Tests/fixtures/phone-numbers.tsv"
 SEED = 18

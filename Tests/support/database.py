@@ -1,6 +1,6 @@
-"""Shared by the browser and end-to-end suites: direct access to a server's database (a
-`sqlite:PATH` file or a PostgreSQL URL), only for what no API offers (counting rows, making a
-teleTAN expire)."""
+"""The one database helper of the tests and the scripts: `psql()` (every psql call goes through
+it), and `DatabaseAccess`, direct access to a server's database (a `sqlite:PATH` file or a
+PostgreSQL URL), only for what no API offers (counting rows, making a teleTAN expire)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,26 @@ import re
 import sqlite3
 import subprocess
 import time
+
+
+def psql(sql: str, *connection: str, separator: str = "|", variables: dict[str, str] | None = None,
+         as_postgres: bool = False, timeout: float | None = 30, check: bool = True) -> str:
+    """Runs `sql` with psql (no psqlrc, quiet, unaligned, tuples only, stopping at the first
+    error) and returns its output without surrounding white space. `connection`: psql's own
+    arguments, a URL (`postgres://...`) or options such as `-h HOST -p PORT -d DB`. `sql` is
+    read from standard input, so several statements run in one session and `:'name'` takes one
+    of `variables`, quoted. `as_postgres`: run as the user postgres (runuser, from /), for a
+    cluster's superuser. `timeout`: seconds, None for no limit. A failure raises AssertionError
+    with psql's message, unless `check` is False (then the output is returned all the same)."""
+    options = [argument for name, value in (variables or {}).items() for argument in ("-v", f"{name}={value}")]
+    command = ["psql", "-X", "-q", "-A", "-t", "-F", separator, "-v", "ON_ERROR_STOP=1", *options, *connection]
+    if as_postgres:
+        command = ["runuser", "-u", "postgres", "--", *command]
+    # From /: a user switched to may not enter the caller's directory, and psql reads no file there.
+    result = subprocess.run(command, input=sql, capture_output=True, text=True, timeout=timeout, cwd="/")
+    if check:
+        assert result.returncode == 0, f"psql failed ({result.returncode}): {result.stderr.strip()}\n{sql[:400]}"
+    return result.stdout.strip()
 
 
 class DatabaseAccess:
@@ -29,13 +49,7 @@ class DatabaseAccess:
             connection.close()
 
     def _psql(self, sql: str, field_separator: str = "|", **variables: str) -> str:
-        """Runs `sql` (read from standard input, so that `:'name'` takes a variable, quoted)."""
-        options = [argument for name, value in variables.items() for argument in ("-v", f"{name}={value}")]
-        result = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-F", field_separator, "-v", "ON_ERROR_STOP=1", *options,
-                                 self.location],
-                                input=sql, capture_output=True, text=True, timeout=30)
-        assert result.returncode == 0, f"psql failed: {result.stderr}"
-        return result.stdout.strip()
+        return psql(sql, self.location, separator=field_separator, variables=variables)
 
     def rows(self, sql: str) -> list[tuple]:
         """The rows of a read-only query, for checks: integers as int, everything else as text
