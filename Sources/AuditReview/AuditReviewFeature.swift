@@ -22,7 +22,7 @@ package struct AuditReviewFeature: PortalFeature {
         let search = AuditSearch()
         self.integrity = integrity
         audit = AuditController(
-            database: foundation.database, csrf: foundation.csrf, search: search,
+            database: foundation.database, search: search,
             lookup: TeleTANLookup(hasher: foundation.hasher, service: verification, search: search),
             screen: TeleTANScreen(hasher: foundation.hasher),
             integrity: integrity, fullCheck: BackgroundCheck(), audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
@@ -33,7 +33,7 @@ package struct AuditReviewFeature: PortalFeature {
             database: foundation.database, statistics: AuditStatistics(), audit: foundation.audit, renderer: foundation.renderer,
             now: foundation.now)
         sessions = SessionsController(
-            database: foundation.database, csrf: foundation.csrf, directory: SessionDirectory(store: foundation.sessions),
+            database: foundation.database, directory: SessionDirectory(store: foundation.sessions),
             audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
     }
 

@@ -45,11 +45,12 @@ package struct HotlineFeature: PortalFeature {
         history = NumberHistory(window: settings.repeatCallerWindow.seconds)
         audit = foundation.audit
         calls = CallController(
-            database: foundation.database, csrf: foundation.csrf, checks: settings.checks, issuer: issuance.issuer,
+            database: foundation.database, checks: settings.checks,
+            issuing: CallIssuance(checks: settings.checks, issuer: issuance.issuer, calls: Calls(), history: history, audit: foundation.audit),
             nonces: foundation.nonces, callbacks: callbacks, callbackNumbers: settings.callbackNumbers, vault: vault, history: history, readBack: ReadBack(hasher: foundation.hasher),
             readBackNotes: ReadBackNotes(keyring: foundation.keyring), idleTimeout: foundation.sessions.idleTimeout, displays: issuance.displays, audit: foundation.audit, renderer: foundation.renderer, now: foundation.now)
         queue = CallbackController(
-            database: foundation.database, csrf: foundation.csrf, callbacks: callbacks, history: history, audit: foundation.audit,
+            database: foundation.database, callbacks: callbacks, history: history, audit: foundation.audit,
             renderer: foundation.renderer, now: foundation.now)
         overview = OverviewController(
             database: foundation.database,

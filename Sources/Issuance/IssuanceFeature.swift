@@ -40,14 +40,14 @@ package struct IssuanceFeature: PortalFeature {
             audit: foundation.audit, hasher: foundation.hasher, minimumInterval: settings.minimumInterval,
             perDay: settings.perUserPerDay, metrics: foundation.metrics, now: foundation.now)
         events = EventController(
-            database: foundation.database, csrf: foundation.csrf, issuer: issuer, nonces: foundation.nonces,
+            database: foundation.database, issuer: issuer, nonces: foundation.nonces,
             authorities: settings.healthAuthorities, twoPerson: settings.eventApprovalByTwo, audit: foundation.audit,
             renderer: foundation.renderer, now: foundation.now)
         controller = TeleTANController(
-            database: foundation.database, csrf: foundation.csrf, issuer: issuer, nonces: foundation.nonces,
+            database: foundation.database, issuer: issuer, nonces: foundation.nonces,
             displays: displays, events: events, renderer: foundation.renderer, now: foundation.now)
         recent = RecentController(
-            database: foundation.database, csrf: foundation.csrf, service: verification,
+            database: foundation.database, service: verification,
             revoker: TeleTANRevoker(service: verification, audit: foundation.audit), calls: calls,
             renderer: foundation.renderer, now: foundation.now)
     }

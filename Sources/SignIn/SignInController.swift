@@ -7,7 +7,9 @@ import PAMAuth
 import PortalWeb
 import Storage
 
-/// Sign-in through PAM, in as many form steps as the PAM stack asks for, and sign-out.
+/// Sign-in through PAM, in as many form steps as the PAM stack asks for, and sign-out. The rules
+/// (what is put to PAM, locks, what a failure counts) are ``SignInPolicy``'s; this controller
+/// translates between HTTP and them, PAM and the session.
 ///
 /// A wrong password and an unknown name show the same message; an account that authenticated but
 /// may not sign in (expired, locked) gets its own, and does not count as a wrong password. A
@@ -22,8 +24,9 @@ struct SignInController: Sendable {
     let pam: PAMAuthenticator
     let roleGroups: RoleGroups
     let sessions: SessionStore
-    let throttle: SignInThrottle
+    let policy: SignInPolicy
     let csrf: CSRF
+    let forms: FormCheck
     let audit: AuditLog
     let renderer: PageRenderer
     let metrics: PortalMetrics
@@ -44,20 +47,20 @@ struct SignInController: Sendable {
             .post(use: signOut)
     }
 
-    struct SignInForm: Decodable {
+    struct SignInForm: PortalForm {
         let username: String
         let password: String
         let csrf: String
     }
 
-    struct StepForm: Decodable {
+    struct StepForm: PortalForm {
         let csrf: String
         let answer: String?
         let new_password: String?
         let new_password_repeat: String?
     }
 
-    struct SignOutForm: Decodable {
+    struct SignOutForm: PortalForm {
         let csrf: String
     }
 
@@ -74,16 +77,14 @@ struct SignInController: Sendable {
     // The form is read and its CSRF token checked before the gate: a client that sends its body
     // slowly, or not at all, holds no place in it.
     @Sendable func signIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        let form = try await request.decode(as: SignInForm.self, context: context)
-        try requirePreSessionCSRF(form.csrf, request: request)
+        let form = try await forms.preSessionForm(SignInForm.self, of: request, context: context)
         return try await throughGate(username: Self.trimmed(form.username), request: request, context: context) {
             try await signInAdmitted(form, request: request, context: context)
         }
     }
 
     @Sendable func continueSignIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        let form = try await request.decode(as: StepForm.self, context: context)
-        try requirePreSessionCSRF(form.csrf, request: request)
+        let form = try await forms.preSessionForm(StepForm.self, of: request, context: context)
         return try await throughGate(username: nil, request: request, context: context) {
             try await continueSignInAdmitted(form, request: request, context: context)
         }
@@ -133,17 +134,13 @@ struct SignInController: Sendable {
     private func signInAdmitted(_ form: SignInForm, request: Request, context: PortalRequestContext) async throws -> Response {
         let password = SecretBytes(form.password)
         let username = Self.trimmed(form.username)
-        let db = database.database(logger: context.logger)
-        // A name no account can have (empty, over 256 bytes, control characters) fails like a
-        // wrong password, before it reaches the throttle's tables or PAM; so does a password with
-        // a NUL byte (PAM takes C strings: it would see only the part before the NUL).
-        guard PAMAuthenticator.isAcceptableUsername(username), !form.password.utf8.contains(0) else {
-            try await recordFailure(username: username, reason: "authentication_failed", attempt: .settled, context: context)
+        switch try await policy.admit(attempt(username, context), password: form.password, on: database.database(logger: context.logger)) {
+        case .admitted: break
+        case .failsLikeWrongPassword:
             return try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_failed")
+        case .locked(let ownEntry):
+            return try await refuseThrottled(ownEntry: ownEntry, username: username, request: request, context: context)
         }
-
-        let verdict = try await throttle.admit(username: username, address: context.clientAddress, now: now(), on: db)
-        guard verdict == .allowed else { return try await refuseThrottled(verdict, username: username, request: request, context: context) }
         if let previous = request.cookies[Self.conversationCookie]?.value { await pam.cancel(previous) }
         let start = ContinuousClock.now
         let outcome = await pam.authenticate(username: username, password: password, remoteHost: context.clientAddress)
@@ -155,20 +152,11 @@ struct SignInController: Sendable {
         guard let conversationID = request.cookies[Self.conversationCookie]?.value else {
             return try signInPage(request: request, context: context, status: .unauthorized, error: "sign_in_step_expired")
         }
-        // A lock that came into force while this conversation waited (failures elsewhere) also
-        // stops its next step: no more one-time codes for a locked name.
-        if let username = pam.username(ofWaiting: conversationID) {
-            let db = database.database(logger: context.logger)
-            if try await throttle.check(username: username, address: context.clientAddress, now: now(), on: db) != .allowed {
-                return try await endConversation(conversationID, username: username, reason: "throttled", request: request, context: context)
-            }
-        }
+        let waiting = pam.username(ofWaiting: conversationID)
         let typed = [form.answer, form.new_password, form.new_password_repeat].compactMap { $0 }
-        if typed.contains(where: { $0.utf8.contains(0) }) {
-            // PAM would see only the part before the NUL: the step fails, the conversation ends.
-            return try await endConversation(
-                conversationID, username: pam.username(ofWaiting: conversationID) ?? "", reason: "authentication_failed",
-                request: request, context: context)
+        if case .end(let reason) = try await policy.nextStep(
+            of: waiting, typed: typed, address: context.clientAddress, on: database.database(logger: context.logger)) {
+            return try await endConversation(conversationID, username: waiting ?? "", reason: reason, request: request, context: context)
         }
         let answers: [SecretBytes] = if let newPassword = form.new_password {
             [SecretBytes(newPassword), SecretBytes(form.new_password_repeat ?? "")]
@@ -192,10 +180,9 @@ struct SignInController: Sendable {
         return response
     }
 
-    @Sendable func signOut(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        let form = try await request.decode(as: SignOutForm.self, context: context)
-        guard let user = context.identity else { throw SignInRequired() }
-        try csrf.require(form.csrf, for: user)
+    @Sendable func signOut(_ request: Request, context: SignedInContext) async throws -> Response {
+        _ = try await context.form(SignOutForm.self, of: request)
+        let user = context.user
         let db = database.database(logger: context.logger)
         try await db.transaction { tx in
             try await sessions.end(sessionHash: user.sessionHash, on: tx)
@@ -222,35 +209,33 @@ struct SignInController: Sendable {
             var response: Response
             switch failure {
             case .authenticationFailed:
-                try await recordFailure(username: username, reason: failure.auditReason, attempt: .failed, context: context)
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: SignInPolicy.ending(of: failure), context: context)
                 response = try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_failed")
             case .accountRefused:
                 // The account itself may not sign in (expired, disabled, locked, outside its hours):
-                // its own message, and no wrong password to count. PAM says so only after the right
-                // password, or for every password alike (a directory's lock), so it tells a guesser
-                // nothing a right password would not.
-                try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
+                // its own message (no wrong password to count, see SignInPolicy.ending(of:)).
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: SignInPolicy.ending(of: failure), context: context)
                 response = try signInPage(
                     request: request, context: context, username: username, status: .forbidden, error: "sign_in_account_refused")
             case .passwordChangeFailed(let messages):
                 // The password was right (only expired): no failure.
-                try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: SignInPolicy.ending(of: failure), context: context)
                 response = try signInPage(
                     request: request, context: context, username: username, status: .unauthorized, error: "password_change_failed",
                     details: messages)
             case .conversationExpired:
                 // An abandoned conversation keeps its attempt counted: it may have been a guess.
-                try await recordFailure(username: username, reason: failure.auditReason, attempt: .settled, context: context)
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: SignInPolicy.ending(of: failure), context: context)
                 response = try signInPage(request: request, context: context, username: username, status: .unauthorized, error: "sign_in_step_expired")
             case .busy:
                 // Turned away without asking PAM: no verdict, so the attempt is given back.
-                try await throttle.giveBack(username: username, now: now(), on: database.database(logger: context.logger))
+                try await policy.giveBack(attempt(username, context), on: database.database(logger: context.logger))
                 response = try await freeRefusal(
                     reason: failure.auditReason, ownEntry: busyRefusals.refuse(), username: username, status: .serviceUnavailable,
                     error: "sign_in_unavailable", retryAfter: 5, request: request, context: context)
             case .timedOut, .systemError:
                 logUnavailable(failure, context: context)
-                try await recordFailure(username: username, reason: failure.auditReason, attempt: .givenBack, context: context)
+                try await recordFailure(username: username, reason: failure.auditReason, attempt: SignInPolicy.ending(of: failure), context: context)
                 // "Try again" only where waiting can help; a broken service file or module needs the administrator.
                 let error = failure.isServiceProblem ? "sign_in_misconfigured" : "sign_in_unavailable"
                 response = try signInPage(request: request, context: context, username: username, status: .serviceUnavailable, error: error)
@@ -278,12 +263,12 @@ struct SignInController: Sendable {
             // Signing in again ends the session this browser had: never two at once, never reused.
             if let previous = context.identity { try await sessions.end(sessionHash: previous.sessionHash, on: tx) }
             let (cookieValue, _) = try await sessions.create(username: username, roles: roles, address: context.clientAddress, now: time, on: tx)
-            try await throttle.recordSuccess(typed: typed, signedIn: username, on: tx)
+            try await policy.recordSuccess(typed: typed, signedIn: username, on: tx)
             try await audit.append(AuditEvent(
                 action: .signIn, outcome: .success, actor: username,
                 role: roles.joined,
                 address: context.clientAddress, requestID: context.requestID,
-                details: Self.typedDetail(typed, actor: username)), at: time, on: tx)
+                details: SignInPolicy.typedDetail(typed, actor: username)), at: time, on: tx)
             return (cookieValue, try await landing(username, roles, tx))
         }
         metrics.signIn(outcome: "success")
@@ -311,15 +296,11 @@ struct SignInController: Sendable {
 
     /// A locked name or address: 429 without asking PAM. The first attempt a lock refuses has its
     /// own audit entry; the rest only count on the lock, and one entry sums them up when it ends.
-    private func refuseThrottled(
-        _ verdict: SignInThrottle.Verdict, username: String, request: Request, context: PortalRequestContext
-    ) async throws -> Response {
-        let first = try await throttle.countRefusal(
-            verdict, username: username, address: context.clientAddress, now: now(), on: database.database(logger: context.logger))
+    private func refuseThrottled(ownEntry: Bool, username: String, request: Request, context: PortalRequestContext) async throws -> Response {
         // The message names the lock's length (issue 18): "try again later" left people guessing.
-        let lockout = Int(throttle.lockout.components.seconds)
+        let lockout = Int(policy.lockout.components.seconds)
         return try await freeRefusal(
-            reason: "throttled", ownEntry: first, username: username, status: .tooManyRequests, error: "sign_in_throttled",
+            reason: "throttled", ownEntry: ownEntry, username: username, status: .tooManyRequests, error: "sign_in_throttled",
             errorValues: ["duration": DurationText.text(seconds: lockout, in: context.language)],
             retryAfter: lockout, request: request, context: context)
     }
@@ -340,46 +321,16 @@ struct SignInController: Sendable {
         }
     }
 
-    /// What a failed sign-in does to the attempt the throttle counted when it was admitted.
-    enum AttemptEnd {
-        /// A wrong password or code, or a refused account: a failure (may lock the name).
-        case failed
-        /// No verdict on the password (PAM busy or unreachable, expired password not changed).
-        case givenBack
-        /// Nothing to do: refused before admission, or already ended.
-        case settled
+    /// This request's sign-in attempt, as the rules see it.
+    private func attempt(_ username: String, _ context: PortalRequestContext) -> SignInPolicy.Attempt {
+        SignInPolicy.Attempt(username: username, address: context.clientAddress, requestID: context.requestID)
     }
 
-    private func recordFailure(username: String, reason: String, attempt: AttemptEnd, context: PortalRequestContext) async throws {
-        let db = database.database(logger: context.logger)
-        let time = now()
-        try await db.transaction { tx in
-            switch attempt {
-            case .failed: try await throttle.recordFailure(username: username, address: context.clientAddress, now: time, on: tx)
-            case .givenBack: try await throttle.giveBack(username: username, now: time, on: tx)
-            case .settled: break
-            }
-            let actor = AccountKey.of(Self.auditableName(username))
-            try await audit.append(AuditEvent(
-                action: .signIn, outcome: .failure, actor: actor,
-                address: context.clientAddress, requestID: context.requestID,
-                details: Self.typedDetail(username, actor: actor).merging(["reason": reason]) { $1 }), at: time, on: tx)
-        }
-        metrics.signIn(outcome: reason)
+    private func recordFailure(username: String, reason: String, attempt ending: SignInPolicy.AttemptEnd, context: PortalRequestContext) async throws {
+        try await policy.recordFailure(attempt(username, context), reason: reason, ending: ending, on: database.database(logger: context.logger))
     }
 
     // MARK: - Pages
-
-    /// The CSRF token of the sign-in forms, bound to a random pre-session cookie.
-    private func requirePreSessionCSRF(_ token: String, request: Request) throws {
-        guard let cookie = request.cookies[CSRF.preSessionCookie]?.value, csrf.isServerMadePreSession(cookie) else {
-            throw HTTPError(.forbidden, message: "sign-in form without the portal_presession cookie this portal set (cookies off, or another address than --public-url)")
-        }
-        guard csrf.isValid(token, forPreSession: cookie) else {
-            throw HTTPError(.forbidden, message: token.isEmpty ? "CSRF token missing from the sign-in form"
-                : "CSRF token wrong: not the one of this portal_presession cookie (a sign-in form from before the cookie changed?)")
-        }
-    }
 
     private func preSession(_ request: Request) -> (value: String, isNew: Bool) {
         // Only a value this portal made: one the client chose (or a site that can set cookies for
@@ -396,7 +347,7 @@ struct SignInController: Sendable {
         let pre = preSession(request)
         let page = SignInPage(
             csrf: csrf.token(forPreSession: pre.value),
-            username: username.map(Self.auditableName),
+            username: username.map(SignInPolicy.auditableName),
             notice: notice.map { renderer.text($0, in: context.language) },
             error: error.map { renderer.text($0, in: context.language, errorValues) },
             details: details)
@@ -453,30 +404,5 @@ extension SignInController {
         while let first = scalars.first, trimmable(first) { scalars.removeFirst() }
         while let last = scalars.last, trimmable(last) { scalars.removeLast() }
         return String(scalars)
-    }
-
-    /// The spelling typed, when it is not the actor's (`ALICE@example.org` for `alice`): the
-    /// admin's search finds the entry under either.
-    static func typedDetail(_ typed: String, actor: String) -> [String: String] {
-        let typed = auditableName(typed)
-        return typed.isEmpty || typed == actor ? [:] : ["typed": typed]
-    }
-
-    /// A typed name as the audit trail can hold it: control characters (NUL included, which
-    /// PostgreSQL refuses in text) and invisible ones (``PAMAuthenticator/isHidden(_:)``) become
-    /// "?", and it is cut to 256 bytes of UTF-8 between two Unicode scalars (counting characters
-    /// is not enough: one character can carry thousands of combining marks, and the column is
-    /// indexed).
-    static func auditableName(_ typed: String) -> String {
-        var result = ""
-        var bytes = 0
-        for scalar in typed.unicodeScalars {
-            let clean: Unicode.Scalar = PAMAuthenticator.isHidden(scalar) ? "?" : scalar
-            let size = String(clean).utf8.count
-            if bytes + size > 256 { break }
-            result.unicodeScalars.append(clean)
-            bytes += size
-        }
-        return result
     }
 }

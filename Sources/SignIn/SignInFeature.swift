@@ -18,18 +18,21 @@ package struct SignInFeature: PortalFeature {
     }
 
     let controller: SignInController
-    package let throttle: SignInThrottle
+    package let policy: SignInPolicy
+    package var throttle: SignInThrottle { policy.throttle }
 
     /// The path a new session starts at, worked out by the app from the other features' state.
     package typealias Landing = @Sendable (_ username: String, _ roles: Set<Role>, _ db: any Database) async throws -> String
 
     package init(foundation: WebFoundation, pam: PAMAuthenticator, settings: Settings, landing: @escaping Landing = { _, _, _ in "/" }) {
-        throttle = SignInThrottle(
-            failuresPerUser: settings.failuresPerUser, failuresPerAddress: settings.failuresPerAddress,
-            window: settings.window, lockout: settings.lockout)
+        policy = SignInPolicy(
+            throttle: SignInThrottle(
+                failuresPerUser: settings.failuresPerUser, failuresPerAddress: settings.failuresPerAddress,
+                window: settings.window, lockout: settings.lockout),
+            audit: foundation.audit, metrics: foundation.metrics, now: foundation.now)
         controller = SignInController(
             database: foundation.database, pam: pam, roleGroups: settings.roleGroups, sessions: foundation.sessions,
-            throttle: throttle, csrf: foundation.csrf, audit: foundation.audit, renderer: foundation.renderer,
+            policy: policy, csrf: foundation.csrf, forms: foundation.forms, audit: foundation.audit, renderer: foundation.renderer,
             metrics: foundation.metrics, gate: SignInGate(limit: pam.configuration.threads), landing: landing, now: foundation.now)
     }
 

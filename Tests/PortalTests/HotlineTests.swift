@@ -9,6 +9,7 @@ import TestSupport
 import Verification
 import XCTest
 @testable import Hotline
+import PortalWeb
 @testable import Portal
 
 /// The hotline call through HTTP, on SQLite and PostgreSQL: checks enforced on the server,
@@ -72,6 +73,40 @@ final class HotlineTests: XCTestCase {
             let refusal = try await portal.auditActions("teletan.issue").last
             XCTAssertEqual(refusal?.outcome, "refused")
             XCTAssertTrue(refusal?.details.contains("required_check_missing") ?? false)
+        }
+    }
+
+    /// The rule is the hotline domain's, not the call page's: whatever path issues for a call
+    /// goes through ``CallIssuance``, which refuses (and audits) a missing required check before
+    /// the form's nonce is used.
+    func testCallIssuanceRefusesAMissingRequiredCheckWithoutHTTP() async throws {
+        try await PortalHarness.run { portal in
+            let agent = try await portal.signedIn(.hotline)
+            let path = try await agent.startCall()
+            let id = try XCTUnwrap(path.split(separator: "/").last.flatMap { UUID(uuidString: String($0)) })
+            let found = try await Calls().find(id, on: portal.db)
+            let call = try XCTUnwrap(found)
+            let acting = ActingUser(
+                username: Account.hotline.rawValue, role: .hotline, roles: [.hotline], sessionHash: "call-session",
+                address: "203.0.113.9", requestID: "call-1", logger: TestDatabases.testLogger)
+            let nonces = portal.portal.foundation.nonces
+            let made = nonces.make(sessionHash: acting.sessionHash, now: portal.clock.now)
+            let nonce = FormNonce(made, checkedWith: nonces, sessionHash: acting.sessionHash, now: portal.clock.now)
+            let issuing = portal.portal.hotline.calls.issuing
+            let required = HotlineChecks.standard.requiredIDs
+            let refused = try await issuing.issue(
+                in: call, ticked: Set(required.dropFirst()), by: acting, nonce: nonce, at: portal.clock.now, on: portal.db)
+            XCTAssertEqual(refused, .checksMissing([required[0]]))
+            let created = try await portal.count("SELECT COUNT(*) AS n FROM teletans")
+            XCTAssertEqual(created, 0)
+            let refusal = try await portal.auditActions("teletan.issue").last
+            XCTAssertEqual(refusal?.outcome, "refused")
+            XCTAssertEqual(refusal?.detailValues["reason"], "required_check_missing")
+            XCTAssertEqual(refusal?.detailValues["missing"], required[0])
+            // The nonce was not used up: with every required check the same form issues.
+            let issued = try await issuing.issue(
+                in: call, ticked: Set(required), by: acting, nonce: nonce, at: portal.clock.now, on: portal.db)
+            XCTAssertEqual(issued, .issuer(.issued(type: .test)))
         }
     }
 

@@ -10,7 +10,6 @@ import Storage
 /// check. Every page an admin opens here is itself an audit entry.
 struct AuditController: Sendable {
     let database: PortalDatabase
-    let csrf: CSRF
     let search: AuditSearch
     let lookup: TeleTANLookup
     let screen: TeleTANScreen
@@ -30,18 +29,18 @@ struct AuditController: Sendable {
             .post("verify", use: verify)
     }
 
-    struct LookupForm: Decodable {
+    struct LookupForm: PortalForm {
         let csrf: String?
         let teletan: String?
     }
 
-    struct VerifyForm: Decodable {
+    struct VerifyForm: PortalForm {
         let csrf: String?
         let scope: String?
     }
 
-    @Sendable func searchPage(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
+    @Sendable func searchPage(_ request: Request, context: PermittedContext) async throws -> Response {
+        let acting = context.acting
         let query = try SearchQuery.read(request, timeZone: renderer.timeZone)
         let db = database.database(logger: context.logger)
         // Before anything is recorded: an issued teleTAN in Actor goes the way of the others.
@@ -63,8 +62,8 @@ struct AuditController: Sendable {
             verifyNotice: notice, status: usable ? .ok : .badRequest, context: context)
     }
 
-    @Sendable func entry(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
+    @Sendable func entry(_ request: Request, context: PermittedContext) async throws -> Response {
+        let acting = context.acting
         guard let seq = context.parameters.get("seq").flatMap(Int64.init), seq > 0 else { throw HTTPError(.notFound) }
         let db = database.database(logger: context.logger)
         guard let row = try await search.entry(seq, on: db) else { throw HTTPError(.notFound) }
@@ -90,10 +89,9 @@ struct AuditController: Sendable {
 
     /// A POST, so the typed teleTAN never reaches a URL, a log line or the browser's history; the
     /// answer is a redirect to the page of its fingerprint.
-    @Sendable func lookUp(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
-        let form = try await request.decode(as: LookupForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    @Sendable func lookUp(_ request: Request, context: PermittedContext) async throws -> Response {
+        let acting = context.acting
+        let form = try await context.form(LookupForm.self, of: request)
         let db = database.database(logger: context.logger)
         guard let fingerprint = try await lookup.fingerprint(of: form.teletan ?? "", on: db) else {
             try await audit.append(AuditEvent(.auditLookup, .failure, by: acting, details: ["reason": "not_a_teletan"]), at: now(), on: db)
@@ -108,8 +106,8 @@ struct AuditController: Sendable {
         return PageRenderer.redirect(to: "/admin/audit/teletans/\(fingerprint)")
     }
 
-    @Sendable func teleTAN(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
+    @Sendable func teleTAN(_ request: Request, context: PermittedContext) async throws -> Response {
+        let acting = context.acting
         guard let fingerprint = context.parameters.get("fingerprint"), TeleTANLookup.isFingerprint(fingerprint) else {
             throw HTTPError(.notFound)
         }
@@ -135,10 +133,9 @@ struct AuditController: Sendable {
         ), context: context)
     }
 
-    @Sendable func verify(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
-        let form = try await request.decode(as: VerifyForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    @Sendable func verify(_ request: Request, context: PermittedContext) async throws -> Response {
+        let acting = context.acting
+        let form = try await context.form(VerifyForm.self, of: request)
         let db = database.database(logger: context.logger)
         guard form.scope == "full" else {
             try await check(full: false, by: acting, on: db)
@@ -167,7 +164,7 @@ struct AuditController: Sendable {
     private func render(
         filter: AuditFilter, invalid: [String], teleTANFields: [String], page: AuditPage, cursor: AuditCursor, lookupError: String?,
         verifyNotice: String?,
-        status: HTTPResponse.Status, context: PortalRequestContext
+        status: HTTPResponse.Status, context: PermittedContext
     ) async throws -> Response {
         let language = context.language
         let db = database.database(logger: context.logger)

@@ -21,8 +21,8 @@ struct ChartsController: Sendable {
             .get(use: show)
     }
 
-    @Sendable func show(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
+    @Sendable func show(_ request: Request, context: PermittedContext) async throws -> Response {
+        let acting = context.acting
         let db = database.database(logger: context.logger)
         let time = now()
         let language = context.language

@@ -30,8 +30,8 @@ struct ExportController: Sendable {
             .get("export.jsonl") { request, context in try await export(.jsonl, request: request, context: context) }
     }
 
-    func export(_ format: Format, request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let acting = context.actingUser(for: .reviewAuditTrail) else { throw SignInRequired() }
+    func export(_ format: Format, request: Request, context: PermittedContext) async throws -> Response {
+        let acting = context.acting
         let db = database.database(logger: context.logger)
         let parsed = try await screen.screen(try SearchQuery.read(request, timeZone: renderer.timeZone).parsed, on: db)
         guard parsed.invalid.isEmpty, parsed.teleTANFields.isEmpty else { throw HTTPError(.badRequest) }

@@ -10,7 +10,6 @@ import TeleTAN
 /// and addresses, **Lift lock**). Ending a session signs its user out on their next request.
 struct SessionsController: Sendable {
     let database: PortalDatabase
-    let csrf: CSRF
     let directory: SessionDirectory
     let lockouts = Lockouts()
     let activity = LockoutActivity()
@@ -29,21 +28,21 @@ struct SessionsController: Sendable {
             .post("lift", use: liftLock)
     }
 
-    struct EndForm: Decodable {
+    struct EndForm: PortalForm {
         let csrf: String?
         let session: String?
         /// Whose session: narrows the search for the handle to that user's sessions.
         let username: String?
     }
 
-    struct LiftForm: Decodable {
+    struct LiftForm: PortalForm {
         let csrf: String?
         let scope: String?
         let key: String?
     }
 
-    @Sendable func sessions(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .manageSessionsAndLockouts) else { throw SignInRequired() }
+    @Sendable func sessions(_ request: Request, context: PermittedContext) async throws -> Response {
+        let (user, acting) = (context.user, context.acting)
         let db = database.database(logger: context.logger)
         let time = now()
         let entries = try await directory.active(now: time, on: db)
@@ -61,10 +60,9 @@ struct SessionsController: Sendable {
             hasItems: !entries.isEmpty, notice: notice), context: context)
     }
 
-    @Sendable func endSession(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .manageSessionsAndLockouts) else { throw SignInRequired() }
-        let form = try await request.decode(as: EndForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    @Sendable func endSession(_ request: Request, context: PermittedContext) async throws -> Response {
+        let (user, acting) = (context.user, context.acting)
+        let form = try await context.form(EndForm.self, of: request)
         let db = database.database(logger: context.logger)
         let time = now()
         guard let handle = form.session, let username = form.username,
@@ -86,8 +84,8 @@ struct SessionsController: Sendable {
         return PageRenderer.redirect(to: "/admin/sessions?result=\(ended ? "ended" : "gone")")
     }
 
-    @Sendable func locks(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let acting = context.actingUser(for: .manageSessionsAndLockouts) else { throw SignInRequired() }
+    @Sendable func locks(_ request: Request, context: PermittedContext) async throws -> Response {
+        let acting = context.acting
         let db = database.database(logger: context.logger)
         let time = now()
         let active = try await lockouts.active(scopes: Self.scopes, now: time, on: db)
@@ -111,10 +109,9 @@ struct SessionsController: Sendable {
             hasItems: !active.isEmpty, notice: notice), context: context)
     }
 
-    @Sendable func liftLock(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .manageSessionsAndLockouts) else { throw SignInRequired() }
-        let form = try await request.decode(as: LiftForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    @Sendable func liftLock(_ request: Request, context: PermittedContext) async throws -> Response {
+        let acting = context.acting
+        let form = try await context.form(LiftForm.self, of: request)
         guard let scope = form.scope, Self.scopes.contains(scope), let key = form.key, !key.isEmpty, key.count <= 300 else {
             throw HTTPError(.badRequest)
         }

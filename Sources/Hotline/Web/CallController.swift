@@ -9,13 +9,12 @@ import Storage
 import TeleTAN
 
 /// A hotline call: the script with its checks, then one of **Issue teleTAN** (every required
-/// check ticked, checked here on the server), **Call back later** (number and name) or
+/// check ticked, checked on the server by ``CallIssuance``), **Call back later** (number and name) or
 /// **End call**; after a teleTAN, the read-back and "I have passed it on".
 struct CallController: Sendable {
     let database: PortalDatabase
-    let csrf: CSRF
     let checks: HotlineChecks
-    let issuer: TeleTANIssuer
+    let issuing: CallIssuance
     let nonces: FormNonces
     let calls = Calls()
     let callbacks: Callbacks
@@ -44,9 +43,9 @@ struct CallController: Sendable {
     }
 
     /// The call page's one form: the checks go with whichever button was pressed.
-    struct CallForm: Decodable {
+    struct CallForm: NoncedForm {
         let csrf: String
-        let nonce: String?
+        var nonce: FormNonce?
         /// The ticked checks' ids (`checks[]`).
         let checks: [String]?
         let phone: String?
@@ -57,20 +56,20 @@ struct CallController: Sendable {
         let enter: String?
     }
 
-    struct ReadBackForm: Decodable {
+    struct ReadBackForm: PortalForm {
         let csrf: String
         let readBack: String?
         enum CodingKeys: String, CodingKey { case csrf, readBack = "read_back" }
     }
 
-    struct PlainForm: Decodable {
+    struct PlainForm: PortalForm {
         let csrf: String
     }
 
     // MARK: - Pages
 
-    @Sendable func home(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity else { throw SignInRequired() }
+    @Sendable func home(_ request: Request, context: PermittedContext) async throws -> Response {
+        let user = context.user
         let db = database.database(logger: context.logger)
         let open = try await calls.open(of: user.username, on: db)
         let waiting = try await callbacks.waitingCount(now: now(), on: db)
@@ -85,10 +84,9 @@ struct CallController: Sendable {
         ), context: context)
     }
 
-    @Sendable func start(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
-        let form = try await request.decode(as: PlainForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    @Sendable func start(_ request: Request, context: PermittedContext) async throws -> Response {
+        let (user, acting) = (context.user, context.acting)
+        _ = try await context.form(PlainForm.self, of: request)
         let time = now()
         let id = try await database.database(logger: context.logger).transaction { tx in
             let id = try await calls.start(agent: user.username, at: time, answers: answers([]), on: tx)
@@ -98,7 +96,7 @@ struct CallController: Sendable {
         return PageRenderer.redirect(to: Self.path(id))
     }
 
-    @Sendable func show(_ request: Request, context: PortalRequestContext) async throws -> Response {
+    @Sendable func show(_ request: Request, context: PermittedContext) async throws -> Response {
         let (user, call) = try await ownCall(context)
         // The last read-back's result, shown once (a HEAD leaves it).
         var result: ReadBack.Result?
@@ -116,36 +114,20 @@ struct CallController: Sendable {
 
     // MARK: - Actions
 
-    @Sendable func issue(_ request: Request, context: PortalRequestContext) async throws -> Response {
+    @Sendable func issue(_ request: Request, context: PermittedContext) async throws -> Response {
         try await withOpenCall(request, context) { action in
-            let (call, form, acting, ticked, time) = (action.call, action.form, action.acting, action.ticked, action.time)
-            let missing = checks.requiredIDs.filter { !ticked.contains($0) }
-            guard missing.isEmpty else {
-                try await audit.append(AuditEvent(.teleTANIssue, .refused, by: acting, details: [
-                    "type": TeleTANType.test.rawValue, "reason": "required_check_missing", "call": call.id.uuidString.lowercased(),
-                    "missing": missing.joined(separator: ","),
-                ]), at: time, on: action.db)
+            switch try await issuing.issue(
+                in: action.call, ticked: action.ticked, by: action.acting, nonce: action.form.nonce, at: action.time, on: action.db) {
+            case .checksMissing(let missing):
                 return try await action.page(error: renderer.text("hotline_error_required", in: context.language), missing: Set(missing))
-            }
-            let callID = call.id
-            let phone = call.phone_fingerprint
-            let purpose = IssuancePurpose(
-                auditDetails: ["call": callID.uuidString.lowercased()], callID: callID.uuidString.lowercased(),
-                onIssued: { [calls, history] fingerprint, tx in
-                    guard try await calls.attachTeleTAN(fingerprint, to: callID, agent: acting.username, at: time, on: tx) else {
-                        throw IssuanceRefusal(reason: "call_not_open")
-                    }
-                    if let phone { try await history.record(phone, at: time, on: tx) }
-                })
-            switch try await issuer.issue(type: .test, by: acting, nonce: form.nonce ?? "", for: purpose) {
-            case .formInvalid: throw FormExpired()
-            case .refused: return PageRenderer.redirect(to: Self.path(callID))
-            case .issued, .formAlreadyUsed, .teleTANWaiting: return PageRenderer.redirect(to: "/teletan/result")
+            case .issuer(.formInvalid): throw FormExpired()
+            case .issuer(.refused): return PageRenderer.redirect(to: Self.path(action.call.id))
+            case .issuer(.issued), .issuer(.formAlreadyUsed), .issuer(.teleTANWaiting): return PageRenderer.redirect(to: "/teletan/result")
             }
         }
     }
 
-    @Sendable func callBackLater(_ request: Request, context: PortalRequestContext) async throws -> Response {
+    @Sendable func callBackLater(_ request: Request, context: PermittedContext) async throws -> Response {
         try await withOpenCall(request, context) { action in
             let (call, form, acting, time) = (action.call, action.form, action.acting, action.time)
             let typedPhone = form.phone?.trimmingCharacters(in: .whitespaces) ?? ""
@@ -201,7 +183,7 @@ struct CallController: Sendable {
         }
     }
 
-    @Sendable func end(_ request: Request, context: PortalRequestContext) async throws -> Response {
+    @Sendable func end(_ request: Request, context: PermittedContext) async throws -> Response {
         try await withOpenCall(request, context) { action in
             guard let outcome = action.form.outcome.flatMap(CallOutcome.init(rawValue:)), CallOutcome.endable.contains(outcome) else {
                 return try await action.page(error: renderer.text("hotline_error_outcome", in: context.language), field: "outcome")
@@ -217,11 +199,10 @@ struct CallController: Sendable {
 
     /// Checks a read-back and answers with a redirect to the call page, which shows the result
     /// once: the browser keeps no form with the typed characters in its history.
-    @Sendable func checkReadBack(_ request: Request, context: PortalRequestContext) async throws -> Response {
+    @Sendable func checkReadBack(_ request: Request, context: PermittedContext) async throws -> Response {
         let (user, call) = try await ownCall(context)
-        let form = try await request.decode(as: ReadBackForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
-        guard let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
+        let form = try await context.form(ReadBackForm.self, of: request)
+        let acting = context.acting
         // Nothing is compared once a read-back matched or none is left (the page then says so).
         guard call.isOpen, let fingerprint = call.teletan_fingerprint, call.readback_result != "matched",
               call.readback_attempts < Calls.readBackLimit
@@ -246,11 +227,10 @@ struct CallController: Sendable {
         return PageRenderer.redirect(to: Self.path(call.id))
     }
 
-    @Sendable func passedOn(_ request: Request, context: PortalRequestContext) async throws -> Response {
+    @Sendable func passedOn(_ request: Request, context: PermittedContext) async throws -> Response {
         let (user, call) = try await ownCall(context)
-        let form = try await request.decode(as: PlainForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
-        guard let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
+        _ = try await context.form(PlainForm.self, of: request)
+        let acting = context.acting
         guard call.isOpen, call.teletan_fingerprint != nil else { return PageRenderer.redirect(to: Self.path(call.id)) }
         let time = now()
         try await database.database(logger: context.logger).transaction { tx in
@@ -289,8 +269,8 @@ struct CallController: Sendable {
 
     /// The signed-in agent and their call named in the path; 404 for a malformed id, an unknown
     /// call or another agent's (which is not theirs to see).
-    private func ownCall(_ context: PortalRequestContext) async throws -> (SignedInUser, Calls.Row) {
-        guard let user = context.identity else { throw SignInRequired() }
+    private func ownCall(_ context: PermittedContext) async throws -> (SignedInUser, Calls.Row) {
+        let user = context.user
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
               let call = try await calls.find(id, on: database.database(logger: context.logger)),
               call.agent == user.username
@@ -322,12 +302,11 @@ struct CallController: Sendable {
     }
 
     private func withOpenCall(
-        _ request: Request, _ context: PortalRequestContext, _ body: (CallAction) async throws -> Response
+        _ request: Request, _ context: PermittedContext, _ body: (CallAction) async throws -> Response
     ) async throws -> Response {
         let (user, call) = try await ownCall(context)
-        let form = try await request.decode(as: CallForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
-        guard let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
+        let form = try await context.form(CallForm.self, of: request)
+        let acting = context.acting
         // An ended call, or one with a teleTAN (which ends with "I have passed it on"): an old
         // tab's buttons change nothing.
         guard call.isOpen, call.teletan_fingerprint == nil else { return PageRenderer.redirect(to: Self.path(call.id)) }
@@ -370,7 +349,7 @@ struct CallController: Sendable {
 
     /// The call page in its current step.
     private func page(
-        for call: Calls.Row, user: SignedInUser, context: PortalRequestContext, ticked: Set<String>? = nil,
+        for call: Calls.Row, user: SignedInUser, context: PermittedContext, ticked: Set<String>? = nil,
         phone: String? = nil, name: String? = nil, status: HTTPResponse.Status = .ok, message: CallMessage = CallMessage(),
         readBackResult: ReadBack.Result? = nil
     ) async throws -> Response {

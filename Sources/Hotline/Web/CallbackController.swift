@@ -10,7 +10,6 @@ import Storage
 /// entry to one agent, who sees the number, calls, and records the outcome.
 struct CallbackController: Sendable {
     let database: PortalDatabase
-    let csrf: CSRF
     let callbacks: Callbacks
     let calls = Calls()
     let history: NumberHistory
@@ -26,24 +25,23 @@ struct CallbackController: Sendable {
             .post("{id}/outcome", use: outcome)
     }
 
-    struct PlainForm: Decodable {
+    struct PlainForm: PortalForm {
         let csrf: String
     }
 
-    struct OutcomeForm: Decodable {
+    struct OutcomeForm: PortalForm {
         let csrf: String
         let outcome: String?
     }
 
-    @Sendable func queue(_ request: Request, context: PortalRequestContext) async throws -> Response {
+    @Sendable func queue(_ request: Request, context: PermittedContext) async throws -> Response {
         let notice = request.uri.queryParameters["notice"].map(String.init)
         return try await queuePage(context: context, notice: notice, status: .ok)
     }
 
-    @Sendable func take(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
-        let form = try await request.decode(as: PlainForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    @Sendable func take(_ request: Request, context: PermittedContext) async throws -> Response {
+        let (user, acting) = (context.user, context.acting)
+        _ = try await context.form(PlainForm.self, of: request)
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
         let time = now()
         let db = database.database(logger: context.logger)
@@ -57,8 +55,8 @@ struct CallbackController: Sendable {
         }
     }
 
-    @Sendable func show(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity else { throw SignInRequired() }
+    @Sendable func show(_ request: Request, context: PermittedContext) async throws -> Response {
+        let user = context.user
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
         let time = now()
         let db = database.database(logger: context.logger)
@@ -85,10 +83,9 @@ struct CallbackController: Sendable {
         ), context: context)
     }
 
-    @Sendable func outcome(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .workHotlineCalls) else { throw SignInRequired() }
-        let form = try await request.decode(as: OutcomeForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    @Sendable func outcome(_ request: Request, context: PermittedContext) async throws -> Response {
+        let (user, acting) = (context.user, context.acting)
+        let form = try await context.form(OutcomeForm.self, of: request)
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
         guard let outcome = form.outcome.flatMap(CallbackOutcome.init(rawValue:)) else { throw HTTPError(.badRequest) }
         let time = now()
@@ -126,8 +123,8 @@ struct CallbackController: Sendable {
         return PageRenderer.redirect(to: next)
     }
 
-    private func queuePage(context: PortalRequestContext, notice: String?, status: HTTPResponse.Status) async throws -> Response {
-        guard let user = context.identity else { throw SignInRequired() }
+    private func queuePage(context: PermittedContext, notice: String?, status: HTTPResponse.Status) async throws -> Response {
+        let user = context.user
         let time = now()
         let db = database.database(logger: context.logger)
         let language = context.language

@@ -16,7 +16,7 @@ struct OverviewController: Sendable {
             .get(use: show)
     }
 
-    @Sendable func show(_ request: Request, context: PortalRequestContext) async throws -> Response {
+    @Sendable func show(_ request: Request, context: PermittedContext) async throws -> Response {
         let time = now()
         let figures = try await overview.figures(now: time, on: database.database(logger: context.logger))
         let language = context.language

@@ -61,11 +61,21 @@ package struct TeleTANIssuer: Sendable {
         self.now = now
     }
 
-    /// Issues a teleTAN of `type` for `user`, once for the form `nonce` (made for the user's
-    /// session), for what `purpose` says (a hotline call, a health authority). Throws
-    /// ``IssuanceError`` when a limit is reached or no teleTAN could be made.
+    /// Issues as the variant below, checking `nonce` now: for callers without a form (for a
+    /// submitted form, ``FormCheck`` has checked its nonce already).
     package func issue(
         type: TeleTANType, by user: ActingUser, nonce: String, for purpose: IssuancePurpose = IssuancePurpose()
+    ) async throws -> Outcome {
+        try await issue(
+            type: type, by: user, nonce: FormNonce(nonce, checkedWith: nonces, sessionHash: user.sessionHash, now: now()), for: purpose)
+    }
+
+    /// Issues a teleTAN of `type` for `user`, once for the form `nonce` (made for the user's
+    /// session; nil or not valid: `.formInvalid`), for what `purpose` says (a hotline call, a
+    /// health authority). Throws ``IssuanceError`` when a limit is reached or no teleTAN could be
+    /// made.
+    package func issue(
+        type: TeleTANType, by user: ActingUser, nonce: FormNonce?, for purpose: IssuancePurpose = IssuancePurpose()
     ) async throws -> Outcome {
         let time = now()
         let db = database.database(logger: user.logger)
@@ -77,7 +87,7 @@ package struct TeleTANIssuer: Sendable {
         // Takes the form's nonce and counts the officer's limits; the refusal if the form cannot
         // be used or a teleTAN is still waiting to be shown, nil if it was taken.
         let claimForm: @Sendable (any Database) async throws -> Outcome? = { tx in
-            switch try await nonces.consume(nonce, sessionHash: user.sessionHash, now: time, on: tx) {
+            switch try await nonces.consume(nonce?.checked, on: tx) {
             case .claimed: break
             case .alreadyUsed:
                 try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "form_already_used"]), at: time, on: tx)

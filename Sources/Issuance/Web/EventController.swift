@@ -12,7 +12,6 @@ import TeleTAN
 /// issued by the requester.
 struct EventController: Sendable {
     let database: PortalDatabase
-    let csrf: CSRF
     let issuer: TeleTANIssuer
     let nonces: FormNonces
     let requests = EventRequests()
@@ -32,25 +31,25 @@ struct EventController: Sendable {
             .post("requests/{id}/withdraw", use: withdraw)
     }
 
-    struct IssueForm: Decodable {
+    struct IssueForm: NoncedForm {
         let csrf: String
-        let nonce: String
+        var nonce: FormNonce
         let authority: String?
     }
 
-    struct RequestForm: Decodable {
+    struct RequestForm: PortalForm {
         let csrf: String
         let authority: String?
         /// The reason or case reference the approver sees (required, short, no personal data).
         let reason: String?
     }
 
-    struct DecisionForm: Decodable {
+    struct DecisionForm: PortalForm {
         let csrf: String
     }
 
     /// The start page's EVENT section for `user`.
-    func section(for user: SignedInUser, waiting: Bool, notice: String?, context: PortalRequestContext) async throws -> EventSection {
+    func section(for user: SignedInUser, waiting: Bool, notice: String?, context: some SignedInRequestContext) async throws -> EventSection {
         let time = now()
         let db = database.database(logger: context.logger)
         let language = context.language
@@ -102,25 +101,22 @@ struct EventController: Sendable {
         authorities.find(id).map { "\($0.name) (\($0.id))" } ?? id
     }
 
-    @Sendable func issueDirectly(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .issueEventTeleTAN) else { throw SignInRequired() }
-        let form = try await request.decode(as: IssueForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    @Sendable func issueDirectly(_ request: Request, context: PermittedContext) async throws -> Response {
+        let form = try await context.form(IssueForm.self, of: request)
         // Under the four-eyes rule nothing is issued without an approval.
         guard !twoPerson else { throw HTTPError(.forbidden, message: "direct EVENT issuance is off under the two-person rule") }
         guard let authority = form.authority.flatMap(authorities.find) else { throw UnknownHealthAuthority() }
         let purpose = IssuancePurpose(auditDetails: ["health_authority": authority.id], healthAuthorityName: authority.name)
-        switch try await issuer.issue(type: .event, by: acting, nonce: form.nonce, for: purpose) {
+        switch try await issuer.issue(type: .event, by: context.acting, nonce: form.nonce, for: purpose) {
         case .formInvalid: throw FormExpired()
         case .issued, .formAlreadyUsed, .teleTANWaiting, .refused: break
         }
         return PageRenderer.redirect(to: "/teletan/result")
     }
 
-    @Sendable func request(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .issueEventTeleTAN) else { throw SignInRequired() }
-        let form = try await request.decode(as: RequestForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    @Sendable func request(_ request: Request, context: PermittedContext) async throws -> Response {
+        let (user, acting) = (context.user, context.acting)
+        let form = try await context.form(RequestForm.self, of: request)
         guard twoPerson else { throw HTTPError(.notFound) }
         guard let authority = form.authority.flatMap(authorities.find) else { throw UnknownHealthAuthority() }
         let reason: String
@@ -147,18 +143,17 @@ struct EventController: Sendable {
         return PageRenderer.redirect(to: "/?event=requested")
     }
 
-    @Sendable func approve(_ request: Request, context: PortalRequestContext) async throws -> Response {
+    @Sendable func approve(_ request: Request, context: PermittedContext) async throws -> Response {
         try await decide(request, context: context, approve: true)
     }
 
-    @Sendable func decline(_ request: Request, context: PortalRequestContext) async throws -> Response {
+    @Sendable func decline(_ request: Request, context: PermittedContext) async throws -> Response {
         try await decide(request, context: context, approve: false)
     }
 
-    private func decide(_ request: Request, context: PortalRequestContext, approve: Bool) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .issueEventTeleTAN) else { throw SignInRequired() }
-        let form = try await request.decode(as: DecisionForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    private func decide(_ request: Request, context: PermittedContext, approve: Bool) async throws -> Response {
+        let (user, acting) = (context.user, context.acting)
+        _ = try await context.form(DecisionForm.self, of: request)
         guard twoPerson, let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
         let time = now()
         let action: AuditAction = approve ? .eventApprovalGiven : .eventApprovalDeclined
@@ -182,10 +177,9 @@ struct EventController: Sendable {
         }
     }
 
-    @Sendable func issueApproved(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .issueEventTeleTAN) else { throw SignInRequired() }
-        let form = try await request.decode(as: IssueForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    @Sendable func issueApproved(_ request: Request, context: PermittedContext) async throws -> Response {
+        let (user, acting) = (context.user, context.acting)
+        let form = try await context.form(IssueForm.self, of: request)
         guard twoPerson, let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
         let db = database.database(logger: context.logger)
         guard let row = try await requests.find(id, on: db), row.requested_by == user.username else { throw HTTPError(.notFound) }
@@ -225,10 +219,9 @@ struct EventController: Sendable {
             : PageRenderer.redirect(to: "/?event=already_issued")
     }
 
-    @Sendable func withdraw(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .issueEventTeleTAN) else { throw SignInRequired() }
-        let form = try await request.decode(as: DecisionForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    @Sendable func withdraw(_ request: Request, context: PermittedContext) async throws -> Response {
+        let (user, acting) = (context.user, context.acting)
+        _ = try await context.form(DecisionForm.self, of: request)
         guard twoPerson, let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
         let time = now()
         let withdrawn: Bool = try await database.database(logger: context.logger).transaction { tx in

@@ -13,7 +13,6 @@ import Verification
 /// a reason. Only the issuer sees their own.
 struct RecentController: Sendable {
     let database: PortalDatabase
-    let csrf: CSRF
     let issued = IssuedTeleTANs()
     let service: any VerificationService
     let revoker: TeleTANRevoker
@@ -29,15 +28,15 @@ struct RecentController: Sendable {
             .post("{id}/revoke", use: revoke)
     }
 
-    struct RevokeForm: Decodable {
+    struct RevokeForm: PortalForm {
         let csrf: String
         /// A ``RevocationReason/Code`` raw value.
         let reason: String?
         let note: String?
     }
 
-    @Sendable func list(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity else { throw SignInRequired() }
+    @Sendable func list(_ request: Request, context: PermittedContext) async throws -> Response {
+        let user = context.user
         let db = database.database(logger: context.logger)
         let time = now()
         let rows = try await issued.recent(issuedBy: user.username, now: time, on: db)
@@ -72,8 +71,8 @@ struct RecentController: Sendable {
     }
 
     /// The confirmation step (a page of its own, so it works without JavaScript).
-    @Sendable func confirmRevoke(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity else { throw SignInRequired() }
+    @Sendable func confirmRevoke(_ request: Request, context: PermittedContext) async throws -> Response {
+        let user = context.user
         let db = database.database(logger: context.logger)
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
               let row = try await issued.find(id, issuedBy: user.username, on: db)
@@ -82,10 +81,9 @@ struct RecentController: Sendable {
         return try renderer.page(try await revokePage(row, reason: nil, note: "", error: nil, context: context, db: db), context: context)
     }
 
-    @Sendable func revoke(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .seeOwnTeleTANs) else { throw SignInRequired() }
-        let form = try await request.decode(as: RevokeForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    @Sendable func revoke(_ request: Request, context: PermittedContext) async throws -> Response {
+        let (user, acting) = (context.user, context.acting)
+        let form = try await context.form(RevokeForm.self, of: request)
         let db = database.database(logger: context.logger)
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
               let row = try await issued.find(id, issuedBy: user.username, on: db)
@@ -111,7 +109,7 @@ struct RecentController: Sendable {
 
     private func revokePage(
         _ row: IssuedTeleTANs.Row, reason: RevocationReason.Code?, note: String, error: RevokePage.Problem?,
-        context: PortalRequestContext, db: any Database
+        context: PermittedContext, db: any Database
     ) async throws -> RevokePage {
         let language = context.language
         var summaries: [UUID: CallSummary] = [:]

@@ -9,7 +9,6 @@ import TeleTAN
 /// The start page with the issuing form, issuing, the once-only result page, and "passed on".
 struct TeleTANController: Sendable {
     let database: PortalDatabase
-    let csrf: CSRF
     let issuer: TeleTANIssuer
     let nonces: FormNonces
     let displays: PendingDisplays
@@ -28,19 +27,19 @@ struct TeleTANController: Sendable {
             .post("done", use: done)
     }
 
-    struct IssueForm: Decodable {
+    struct IssueForm: NoncedForm {
         let csrf: String
-        let nonce: String
+        var nonce: FormNonce
     }
 
-    struct DoneForm: Decodable {
+    struct DoneForm: PortalForm {
         let csrf: String
         /// Set on the result page of a hotline call: the call goes on with the read-back.
         let call: String?
     }
 
-    @Sendable func home(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity else { throw SignInRequired() }
+    @Sendable func home(_ request: Request, context: SignedInContext) async throws -> Response {
+        let user = context.user
         guard !user.roles.isEmpty else {
             return try renderer.page(NoRolePage(), context: context)
         }
@@ -66,11 +65,9 @@ struct TeleTANController: Sendable {
         ), context: context)
     }
 
-    @Sendable func issue(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity, let acting = context.actingUser(for: .issueTestTeleTAN) else { throw SignInRequired() }
-        let form = try await request.decode(as: IssueForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
-        switch try await issuer.issue(type: .test, by: acting, nonce: form.nonce) {
+    @Sendable func issue(_ request: Request, context: PermittedContext) async throws -> Response {
+        let form = try await context.form(IssueForm.self, of: request)
+        switch try await issuer.issue(type: .test, by: context.acting, nonce: form.nonce) {
         case .formInvalid: throw FormExpired()
         case .issued, .formAlreadyUsed, .teleTANWaiting, .refused: break
         }
@@ -78,8 +75,8 @@ struct TeleTANController: Sendable {
         return PageRenderer.redirect(to: "/teletan/result")
     }
 
-    @Sendable func result(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity else { throw SignInRequired() }
+    @Sendable func result(_ request: Request, context: PermittedContext) async throws -> Response {
+        let user = context.user
         // A HEAD must not use up the one showing: only a GET takes the teleTAN.
         if request.method == .head {
             return try renderer.page(AlreadyShownPage(), context: context)
@@ -128,10 +125,8 @@ struct TeleTANController: Sendable {
         callID.flatMap(UUID.init(uuidString:)).map { "/hotline/calls/\($0.uuidString.lowercased())" } ?? "/"
     }
 
-    @Sendable func done(_ request: Request, context: PortalRequestContext) async throws -> Response {
-        guard let user = context.identity else { throw SignInRequired() }
-        let form = try await request.decode(as: DoneForm.self, context: context)
-        try csrf.require(form.csrf, for: user)
+    @Sendable func done(_ request: Request, context: PermittedContext) async throws -> Response {
+        let form = try await context.form(DoneForm.self, of: request)
         // Only ever a call's own page: the value is a UUID or ignored.
         let next = Self.pageAfterDisplay(callID: form.call)
         var response = PageRenderer.redirect(to: next)

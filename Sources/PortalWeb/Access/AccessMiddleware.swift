@@ -6,14 +6,18 @@ import Storage
 
 /// Enforces a route group's ``Access`` before its handlers run: not signed in goes to the
 /// sign-in page; signed in without the permission gets the 403 page, and the refusal is audited.
+/// An admitted request carries its ``Admission`` on to the group's typed context.
 struct AccessMiddleware: RouterMiddleware {
     typealias Context = PortalRequestContext
     let access: Access
+    let forms: FormCheck
     let database: PortalDatabase
     let audit: AuditLog
     let now: @Sendable () -> Date
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.admission = Admission(access: access, forms: forms)
         if case .public = access { return try await next(request, context) }
         guard let user = context.identity else { throw SignInRequired() }
         guard access.admits(user.roles) else {

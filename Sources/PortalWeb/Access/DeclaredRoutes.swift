@@ -1,3 +1,4 @@
+import AccessControl
 import Audit
 import Foundation
 import HTTPTypes
@@ -20,30 +21,58 @@ package struct RouteDeclaration: Sendable, Hashable {
     }
 }
 
+/// A group's ``Access`` with the request context its handlers get: ``PortalRequestContext``
+/// for `.public`, ``SignedInContext`` (the user, never nil) for `.signedIn`, and
+/// ``PermittedContext`` (the user and the ``ActingUser`` under the permission) for
+/// `.permission(p)`. So the permission is named once, where the group is declared.
+package struct RouteAccess<Context: RequestContext>: Sendable {
+    package let access: Access
+    /// The group's routes in their context, under the group that enforces `access`.
+    let typed: @Sendable (RouterGroup<PortalRequestContext>) -> RouterGroup<Context>
+}
+
+extension RouteAccess where Context == PortalRequestContext {
+    /// Anyone, signed in or not: sign-in, health checks, the language switch.
+    package static var `public`: Self { Self(access: .public, typed: { $0 }) }
+}
+
+extension RouteAccess where Context == SignedInContext {
+    /// Any signed-in person, whatever their roles (the start page, signing out).
+    package static var signedIn: Self { Self(access: .signedIn, typed: { $0.group(context: SignedInContext.self) }) }
+}
+
+extension RouteAccess where Context == PermittedContext {
+    /// A signed-in person whose roles grant the permission.
+    package static func permission(_ permission: Permission) -> Self {
+        Self(access: .permission(permission), typed: { $0.group(context: PermittedContext.self) })
+    }
+}
+
 /// The only way features add routes: each group declares its ``Access``, which a middleware on
 /// the group enforces, and every route is recorded with it. The route x role test reads
 /// ``declarations`` and the router's table: a route added to the router some other way has no
 /// declaration and fails it.
 package final class DeclaredRoutes {
-    package typealias Context = PortalRequestContext
-
-    let router: Router<Context>
+    let router: Router<PortalRequestContext>
     let database: PortalDatabase
     let audit: AuditLog
+    let forms: FormCheck
     let now: @Sendable () -> Date
     package private(set) var declarations: [RouteDeclaration] = []
 
-    init(router: Router<Context>, database: PortalDatabase, audit: AuditLog, now: @escaping @Sendable () -> Date) {
+    init(router: Router<PortalRequestContext>, database: PortalDatabase, audit: AuditLog, forms: FormCheck, now: @escaping @Sendable () -> Date) {
         self.router = router
         self.database = database
         self.audit = audit
+        self.forms = forms
         self.now = now
     }
 
-    /// Routes under `path` that need `access`.
-    package func group(_ path: RouterPath = "", access: Access) -> DeclaredGroup {
-        let group = router.group(path).add(middleware: AccessMiddleware(access: access, database: database, audit: audit, now: now))
-        return DeclaredGroup(group: group, path: path, access: access, routes: self)
+    /// Routes under `path` that need `access`, with handlers in that access's context.
+    package func group<Context>(_ path: RouterPath = "", access: RouteAccess<Context>) -> DeclaredGroup<Context> {
+        let guarded = router.group(path)
+            .add(middleware: AccessMiddleware(access: access.access, forms: forms, database: database, audit: audit, now: now))
+        return DeclaredGroup(group: access.typed(guarded), path: path, access: access.access, routes: self)
     }
 
     fileprivate func record(_ declaration: RouteDeclaration) {
@@ -52,8 +81,7 @@ package final class DeclaredRoutes {
 }
 
 /// A group of routes sharing one ``Access``; use it like a Hummingbird router group.
-package struct DeclaredGroup: RouterMethods {
-    package typealias Context = PortalRequestContext
+package struct DeclaredGroup<Context: RequestContext>: RouterMethods {
     let group: RouterGroup<Context>
     let path: RouterPath
     let access: Access

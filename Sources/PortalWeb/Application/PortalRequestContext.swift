@@ -19,6 +19,9 @@ package struct PortalRequestContext: AuthRequestContext, RequestContext {
     package var sessionExpired = false
     /// Set when the request's session cookie named a session an admin ended.
     package var sessionEndedByAdmin = false
+    /// Set by ``AccessMiddleware`` once the route group's access admitted the request; the typed
+    /// contexts of signed-in groups (``SignedInContext``, ``PermittedContext``) are made from it.
+    package internal(set) var admission: Admission?
     let peerAddress: String?
     /// 128 random bits in hex, in the `X-Request-ID` header, logs, error pages and the audit
     /// trail. Random, not a counter: ids seen on pages must not tell how busy the portal is.
@@ -38,11 +41,18 @@ package struct PortalRequestContext: AuthRequestContext, RequestContext {
     package var requestDecoder: URLEncodedFormDecoder { URLEncodedFormDecoder() }
 
     /// The signed-in user acting under `permission`, for domain code. nil when nobody is signed
-    /// in or the user lacks it (the route's access declaration has already refused both).
-    package func actingUser(for permission: Permission) -> ActingUser? {
+    /// in or the user lacks it. Handlers take it from ``PermittedContext/acting``.
+    func actingUser(for permission: Permission) -> ActingUser? {
         guard let user = identity, let role = user.roles.acting(for: permission) else { return nil }
         return ActingUser(
             username: user.username, role: role, roles: user.roles, sessionHash: user.sessionHash,
             address: clientAddress, requestID: requestID, logger: logger)
     }
+}
+
+/// What admitted a request to its route group: the group's access, and the form check its
+/// handlers read forms through.
+package struct Admission: Sendable {
+    package let access: Access
+    let forms: FormCheck
 }

@@ -24,6 +24,8 @@ package struct WebFoundation: Sendable {
     package var keyring: ServerKeyring { hasher.keyring }
     package let sessions: SessionStore
     package let csrf: CSRF
+    /// Decodes every state-changing form and checks its CSRF token.
+    package let forms: FormCheck
     package let nonces: FormNonces
     package let audit = AuditLog()
     package let metrics = PortalMetrics()
@@ -48,6 +50,7 @@ package struct WebFoundation: Sendable {
         sessions = SessionStore(hasher: hasher, idleTimeout: idleTimeout, lifetime: sessionLifetime)
         csrf = CSRF(hasher: hasher)
         nonces = FormNonces(hasher: hasher, lifetime: sessionLifetime)
+        forms = FormCheck(csrf: csrf, nonces: nonces, now: now)
         self.trustProxy = trustProxy
         self.publicOrigin = publicOrigin
         self.logger = logger
@@ -77,7 +80,7 @@ package struct WebFoundation: Sendable {
         router.add(middleware: ErrorPageMiddleware(renderer: renderer, passesNotFound: true))
         router.add(middleware: SignInRedirectMiddleware())
 
-        let routes = DeclaredRoutes(router: router, database: database, audit: audit, now: now)
+        let routes = DeclaredRoutes(router: router, database: database, audit: audit, forms: forms, now: now)
         OperationsRoutes(database: database, readiness: readiness).addRoutes(to: routes)
         for feature in features { feature.addRoutes(to: routes) }
         return (router, routes)

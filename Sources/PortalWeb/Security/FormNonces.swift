@@ -36,19 +36,39 @@ package struct FormNonces: Sendable {
         return "\(random)-\(made)-\(mac(random: random, made: made, sessionHash: sessionHash))"
     }
 
-    /// `.claimed` exactly once per nonce made for this session and not older than `lifetime`. Call
-    /// it inside the issuing transaction: if that rolls back, the nonce is not used up. On
-    /// PostgreSQL a concurrent second submit waits for the first transaction's insert and then
-    /// finds the row, so it cannot race past.
-    package func consume(_ nonce: String, sessionHash: String, now: Date, on db: any Database) async throws -> Claim {
+    /// A nonce found valid when its form was read: made by this portal for `sessionHash`, not
+    /// older than `lifetime`. Only ``check(_:sessionHash:now:)`` makes one.
+    package struct Checked: Sendable {
+        let random: Substring
+        let made: Date
+        let key: ServerKey
+        let sessionHash: String
+    }
+
+    /// The nonce's MAC (under any live key), session and age at `now`: nil when it was not made
+    /// for this session by this portal, was changed, is too old, or is malformed.
+    package func check(_ nonce: String, sessionHash: String, now: Date) -> Checked? {
         guard let (made, key) = verified(nonce, sessionHash: sessionHash),
               made <= now.addingTimeInterval(Self.clockSkewAllowance.seconds),
-              now.timeIntervalSince(made) <= lifetime.seconds else { return .invalid }
+              now.timeIntervalSince(made) <= lifetime.seconds else { return nil }
+        return Checked(random: nonce.prefix(32), made: made, key: key, sessionHash: sessionHash)
+    }
+
+    /// Checks the nonce now and uses it up (``consume(_:on:)``).
+    package func consume(_ nonce: String, sessionHash: String, now: Date, on db: any Database) async throws -> Claim {
+        try await consume(check(nonce, sessionHash: sessionHash, now: now), on: db)
+    }
+
+    /// `.claimed` exactly once per checked nonce (nil: `.invalid`). Call it inside the issuing
+    /// transaction: if that rolls back, the nonce is not used up. On PostgreSQL a concurrent
+    /// second submit waits for the first transaction's insert and then finds the row, so it
+    /// cannot race past.
+    package func consume(_ checked: Checked?, on db: any Database) async throws -> Claim {
+        guard let checked else { return .invalid }
         struct Row: Decodable { let nonce_hash: String }
-        let random = nonce.prefix(32)
         let rows = try await sql(db).raw("""
             INSERT INTO form_nonces (nonce_hash, session_hash, created_at)
-            VALUES (\(bind: KeyedHasher.hash(random, for: .formNonce, key: key.secret)), \(bind: sessionHash), \(bind: made))
+            VALUES (\(bind: KeyedHasher.hash(checked.random, for: .formNonce, key: checked.key.secret)), \(bind: checked.sessionHash), \(bind: checked.made))
             ON CONFLICT (nonce_hash) DO NOTHING
             RETURNING nonce_hash
             """).all(decoding: Row.self)
