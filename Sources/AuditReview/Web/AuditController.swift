@@ -68,22 +68,7 @@ struct AuditController: Sendable {
         let db = database.database(logger: context.logger)
         guard let row = try await search.entry(seq, on: db) else { throw HTTPError(.notFound) }
         try await audit.appendView("entry", of: request, by: acting, details: ["seq": String(seq)], at: now(), on: db)
-        func link(_ name: String, _ value: String?) -> String? {
-            value.map { "/admin/audit?\(name)=\(AuditFilter.encode($0))" }
-        }
-        let details = row.detailValues.sorted { $0.key < $1.key }
-        return try renderer.page(EntryPage(
-            entry: EntryItem(row, renderer: renderer, language: context.language),
-            requestID: row.request_id, subject: row.subject,
-            details: details.map {
-                .init(key: renderer.label("audit_detail_\($0.key)", or: $0.key, in: context.language),
-                      value: renderer.auditDetailValue($0.value, in: context.language))
-            }, hasDetails: !details.isEmpty,
-            previousHash: row.prev_hash, hash: row.hash,
-            actorLink: link("actor", row.actor), subjectLink: link("subject", row.subject),
-            teleTANLink: row.subject.flatMap { TeleTANLookup.isFingerprint($0) ? "/admin/audit/teletans/\($0)" : nil },
-            previousLink: row.seq > 1 ? "/admin/audit/entries/\(row.seq - 1)" : nil,
-            nextLink: "/admin/audit/entries/\(row.seq + 1)"
+        return try renderer.page(EntryPage(row: row, renderer: renderer, language: context.language
         ), context: context)
     }
 
@@ -117,19 +102,7 @@ struct AuditController: Sendable {
         try await audit.appendView(
             "teletan", of: request, by: acting, subject: fingerprint, details: ["found": finding.issuance == nil ? "no" : "yes"],
             at: time, on: db)
-        let language = context.language
-        return try renderer.page(TeleTANPage(
-            found: finding.issuance != nil,
-            issuedAt: finding.issuance.map { renderer.auditTime($0.occurred_at, in: language) },
-            issuedBy: finding.issuance?.actor,
-            issuanceLink: finding.issuance.map { "/admin/audit/entries/\($0.seq)" },
-            type: finding.issuanceDetails["type"],
-            validUntil: finding.validUntil.map { renderer.dateTime($0, in: language) },
-            status: renderer.text("audit_status_\(finding.status.rawValue)", in: language),
-            statusKey: finding.status.rawValue,
-            callLink: finding.callSubject.map { "/admin/audit?subject=\(AuditFilter.encode($0))" },
-            entries: finding.entries.map { EntryItem($0, renderer: renderer, language: language) },
-            subjectLink: "/admin/audit?subject=\(fingerprint)"
+        return try renderer.page(TeleTANPage(finding: finding, fingerprint: fingerprint, renderer: renderer, language: context.language
         ), context: context)
     }
 
@@ -166,54 +139,14 @@ struct AuditController: Sendable {
         verifyNotice: String?,
         status: HTTPResponse.Status, context: PermittedContext
     ) async throws -> Response {
-        let language = context.language
         let db = database.database(logger: context.logger)
-        let base = filter.isEmpty ? "/admin/audit?" : "/admin/audit?\(filter.queryString)&"
-        let exportQuery = filter.isEmpty ? "" : "?\(filter.queryString)"
-        let outcomes = [Option(value: "", label: renderer.text("audit_outcome_any", in: language), selected: filter.outcome == nil)]
-            + AuditEvent.Outcome.allCases.map { outcome in
-                Option(value: outcome.rawValue, label: renderer.text("audit_outcome_\(outcome.rawValue)", in: language), selected: filter.outcome == outcome)
-            }
-        func names(_ fields: [String]) -> String { fields.map { renderer.text("audit_field_\($0)", in: language) }.joined(separator: ", ") }
-        var errors: [String] = []
-        if !invalid.isEmpty { errors.append(renderer.text("audit_filter_invalid", in: language, ["fields": names(invalid)])) }
-        if !teleTANFields.isEmpty { errors.append(renderer.text("audit_filter_teletan", in: language, ["fields": names(teleTANFields)])) }
-        let filterError: String? = errors.isEmpty ? nil : errors.joined(separator: " ")
-        let entries = page.entries.map { EntryItem($0, renderer: renderer, language: language) }
-        let integrityBox = try await integrityBox(language: language, on: db)
+        let integrity = IntegrityBox(
+            lastRun: try await self.integrity.lastVerification(on: db), checkpoint: try await self.integrity.latestCheckpoint(on: db),
+            renderer: renderer, language: context.language)
         let model = SearchPage(
-            formActor: filter.actor ?? "", formAction: filter.action ?? "", outcomes: outcomes,
-            formFrom: filter.fromText ?? "", formTo: filter.toText ?? "", formAddress: filter.address ?? "", formSubject: filter.subjectText ?? filter.subject ?? "",
-            showOwnViews: filter.showOwnViews,
-            knownActions: Self.knownActions, filterError: filterError,
-            invalidActor: invalid.contains("actor"), invalidAction: invalid.contains("action") || teleTANFields.contains("action"), invalidFrom: invalid.contains("from"),
-            invalidTo: invalid.contains("to"), invalidAddress: invalid.contains("address") || teleTANFields.contains("address"),
-            invalidSubject: invalid.contains("subject") || teleTANFields.contains("subject"),
-            invalidOutcome: invalid.contains("outcome") || invalid.contains("own_views"),
-            entries: entries, hasEntries: !entries.isEmpty, filtered: !filter.isEmpty,
-            olderLink: page.older.map { "\(base)before=\($0)" },
-            newerLink: page.newer.map { "\(base)after=\($0)" },
-            newestLink: cursor == .newest ? nil : String(base.dropLast()),
-            csvLink: "/admin/audit/export.csv\(exportQuery)", jsonlLink: "/admin/audit/export.jsonl\(exportQuery)",
-            lookupError: lookupError, integrity: integrityBox, verifyNotice: verifyNotice)
+            filter: filter, invalid: invalid, teleTANFields: teleTANFields, page: page, cursor: cursor, lookupError: lookupError,
+            integrity: integrity, verifyNotice: verifyNotice, renderer: renderer, language: context.language)
         return try renderer.page(model, status: status, context: context)
-    }
-
-    private func integrityBox(language: Language, on db: any Database) async throws -> IntegrityBox {
-        let lastRun = try await integrity.lastVerification(on: db).map { lastRunBox($0, language: language) }
-        let checkpoint: IntegrityBox.Checkpoint? = try await integrity.latestCheckpoint(on: db).map {
-            IntegrityBox.Checkpoint(seq: String($0.seq), time: renderer.auditTime($0.signedAt, in: language), keyID: $0.keyID)
-        }
-        return IntegrityBox(lastRun: lastRun, checkpoint: checkpoint)
-    }
-
-    private func lastRunBox(_ run: AuditVerification, language: Language) -> IntegrityBox.LastRun {
-        let scopeKey = run.full ? "audit_verify_scope_full" : "audit_verify_scope_incremental"
-        let range = renderer.text("audit_verify_range", in: language, [
-            "count": String(run.checkedEntries), "from": String(run.fromSeq), "to": String(run.toSeq)])
-        return IntegrityBox.LastRun(
-            time: renderer.auditTime(run.verifiedAt, in: language), scope: renderer.text(scopeKey, in: language),
-            range: range, intact: run.isIntact, nothingYet: run.isIntact && run.checkedEntries == 0, brokenSeq: run.firstBrokenSeq.map(String.init), problem: run.problem)
     }
 
     /// What an audit entry about viewing or exporting says of the search: the filter as the URL
@@ -239,23 +172,6 @@ struct AuditController: Sendable {
         "audit.view", "audit.lookup", "audit.export", "audit.verify", "audit.checkpoint", "audit.retention",
         "admin.session.end", "admin.lockout.lift",
     ]
-}
-
-extension EntryItem {
-    init(_ row: AuditRow, renderer: PageRenderer, language: Language) {
-        let details = row.detailValues.sorted { $0.key < $1.key }
-        self.init(
-            seq: String(row.seq), time: renderer.auditTime(row.occurred_at, in: language),
-            timeISO: AuditTime.iso8601(milliseconds: row.milliseconds),
-            actor: row.actor, role: row.role, action: row.action, outcome: row.outcome,
-            outcomeLabel: renderer.label("audit_outcome_\(row.outcome)", or: row.outcome, in: language),
-            roleLabel: row.role.map { renderer.label("role_\($0)", or: $0, in: language) },
-            address: row.address,
-            subjectShort: row.subject.map { $0.count > 16 ? "\($0.prefix(12))…" : $0 },
-            details: details.map { "\(renderer.label("audit_detail_\($0.key)", or: $0.key, in: language))=\(renderer.auditDetailValue($0.value, in: language))" }
-                .joined(separator: ", "),
-            rawDetails: details.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
-    }
 }
 
 extension PageRenderer {

@@ -1,7 +1,7 @@
 import PortalWeb
 
 /// One entry as a row of the search results.
-struct EntryItem: Sendable {
+struct EntryItem: TemplateValues {
     let seq: String
     let time: String
     let timeISO: String
@@ -20,18 +20,46 @@ struct EntryItem: Sendable {
     let details: String
     /// `key=value, ...` as stored, for tools reading the page.
     let rawDetails: String
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "seq": seq
+        case "time": time
+        case "timeISO": timeISO
+        case "actor": actor
+        case "role": role
+        case "action": action
+        case "outcome": outcome
+        case "outcomeLabel": outcomeLabel
+        case "roleLabel": roleLabel
+        case "address": address
+        case "subjectShort": subjectShort
+        case "details": details
+        case "rawDetails": rawDetails
+        default: .undeclared
+        }
+    }
 }
 
 /// A choice in a select field.
-struct Option: Sendable {
+struct Option: TemplateValues {
     let value: String
     let label: String
     let selected: Bool
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "value": value
+        case "label": label
+        case "selected": selected
+        default: .undeclared
+        }
+    }
 }
 
 /// The last run of the chain check and the newest signed checkpoint, on the search page.
-struct IntegrityBox: Sendable {
-    struct LastRun: Sendable {
+struct IntegrityBox: TemplateValues {
+    struct LastRun: TemplateValues {
         let time: String
         let scope: String
         let range: String
@@ -40,44 +68,94 @@ struct IntegrityBox: Sendable {
         let nothingYet: Bool
         let brokenSeq: String?
         let problem: String?
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "time": time
+            case "scope": scope
+            case "range": range
+            case "intact": intact
+            case "nothingYet": nothingYet
+            case "brokenSeq": brokenSeq
+            case "problem": problem
+            default: .undeclared
+            }
+        }
     }
-    struct Checkpoint: Sendable {
+    struct Checkpoint: TemplateValues {
         let seq: String
         let time: String
         let keyID: String
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "seq": seq
+            case "time": time
+            case "keyID": keyID
+            default: .undeclared
+            }
+        }
     }
     let lastRun: LastRun?
     let checkpoint: Checkpoint?
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "lastRun": lastRun
+        case "checkpoint": checkpoint
+        default: .undeclared
+        }
+    }
 }
 
 /// `/admin/audit`: the search form, the results, the teleTAN lookup, export links and the chain.
 struct SearchPage: PageModel {
+    /// The search form as it was sent: its own values, apart from the entries' fields of the same
+    /// names (`actor`, `address`), and which fields could not be read.
+    struct Form: TemplateValues {
+        let actor: String
+        let action: String
+        let outcomes: [Option]
+        let from: String
+        let to: String
+        let address: String
+        let subject: String
+        let showOwnViews: Bool
+        /// The fields that could not be read, and those that held an issued teleTAN.
+        let invalid: [String]
+        let teleTANFields: [String]
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "actor": actor
+            case "action": action
+            case "outcomes": outcomes
+            case "from": from
+            case "to": to
+            case "address": address
+            case "subject": subject
+            case "showOwnViews": showOwnViews
+            case "invalidActor": invalid.contains("actor")
+            case "invalidAction": invalid.contains("action") || teleTANFields.contains("action")
+            case "invalidFrom": invalid.contains("from")
+            case "invalidTo": invalid.contains("to")
+            case "invalidAddress": invalid.contains("address") || teleTANFields.contains("address")
+            case "invalidSubject": invalid.contains("subject") || teleTANFields.contains("subject")
+            case "invalidOutcome": invalid.contains("outcome") || invalid.contains("own_views")
+            default: .undeclared
+            }
+        }
+    }
+
     static let template = "audit/search"
     let titleKey = "audit_title"
-    // The form's values: named apart from the entries' fields, which a template would otherwise
-    // fall back to where an entry has none.
-    let formActor: String
-    let formAction: String
-    let outcomes: [Option]
-    let formFrom: String
-    let formTo: String
-    let formAddress: String
-    let formSubject: String
-    let showOwnViews: Bool
+    let form: Form
     let knownActions: [String]
     /// The fields that could not be read, as one message; nil when all were fine.
     let filterError: String?
-    let invalidActor: Bool
-    let invalidAction: Bool
-    let invalidFrom: Bool
-    let invalidTo: Bool
-    let invalidAddress: Bool
-    let invalidSubject: Bool
-    let invalidOutcome: Bool
     let entries: [EntryItem]
     let tableID = "audit-results"
     let tableLabel = "results-heading"
-    let hasEntries: Bool
     let filtered: Bool
     let olderLink: String?
     let newerLink: String?
@@ -87,13 +165,43 @@ struct SearchPage: PageModel {
     let lookupError: String?
     let integrity: IntegrityBox
     let verifyNotice: String?
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "form": form
+        case "knownActions": knownActions
+        case "filterError": filterError
+        case "entries": entries
+        case "tableID": tableID
+        case "tableLabel": tableLabel
+        case "hasEntries": !entries.isEmpty
+        case "filtered": filtered
+        case "olderLink": olderLink
+        case "newerLink": newerLink
+        case "newestLink": newestLink
+        case "csvLink": csvLink
+        case "jsonlLink": jsonlLink
+        case "lookupError": lookupError
+        case "integrity": integrity
+        case "verifyNotice": verifyNotice
+        default: .undeclared
+        }
+    }
 }
 
 /// `/admin/audit/entries/{seq}`: every field of one entry and links to its neighbours.
 struct EntryPage: PageModel {
-    struct Detail: Sendable {
+    struct Detail: TemplateValues {
         let key: String
         let value: String
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "key": key
+            case "value": value
+            default: .undeclared
+            }
+        }
     }
     static let template = "audit/entry"
     let titleKey = "audit_entry_title"
@@ -103,7 +211,6 @@ struct EntryPage: PageModel {
     /// Whole (the table shortens it).
     let subject: String?
     let details: [Detail]
-    let hasDetails: Bool
     let previousHash: String
     let hash: String
     let actorLink: String?
@@ -112,6 +219,24 @@ struct EntryPage: PageModel {
     let teleTANLink: String?
     let previousLink: String?
     let nextLink: String
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "entry": entry
+        case "requestID": requestID
+        case "subject": subject
+        case "details": details
+        case "hasDetails": !details.isEmpty
+        case "previousHash": previousHash
+        case "hash": hash
+        case "actorLink": actorLink
+        case "subjectLink": subjectLink
+        case "teleTANLink": teleTANLink
+        case "previousLink": previousLink
+        case "nextLink": nextLink
+        default: .undeclared
+        }
+    }
 }
 
 /// `/admin/audit/teletans/{fingerprint}`: what the lookup found.
@@ -131,35 +256,90 @@ struct TeleTANPage: PageModel {
     let tableID = "teletan-entries"
     let tableLabel = "teletan-entries-heading"
     let subjectLink: String
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "found": found
+        case "issuedAt": issuedAt
+        case "issuedBy": issuedBy
+        case "issuanceLink": issuanceLink
+        case "type": type
+        case "validUntil": validUntil
+        case "status": status
+        case "statusKey": statusKey
+        case "callLink": callLink
+        case "entries": entries
+        case "tableID": tableID
+        case "tableLabel": tableLabel
+        case "subjectLink": subjectLink
+        default: .undeclared
+        }
+    }
 }
 
 /// `/admin/audit/charts`.
 struct ChartsPage: PageModel {
-    struct Chart: Sendable {
+    struct Chart: TemplateValues {
         let id: String
         let heading: String
         let svg: String
         let table: ChartTable
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "id": id
+            case "heading": heading
+            case "svg": svg
+            case "table": table
+            default: .undeclared
+            }
+        }
     }
-    struct ChartTable: Sendable {
+    struct ChartTable: TemplateValues {
         let caption: String
         let firstColumn: String
         let columns: [String]
         let rows: [TableRow]
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "caption": caption
+            case "firstColumn": firstColumn
+            case "columns": columns
+            case "rows": rows
+            default: .undeclared
+            }
+        }
     }
-    struct TableRow: Sendable {
+    struct TableRow: TemplateValues {
         let label: String
         let cells: [String]
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "label": label
+            case "cells": cells
+            default: .undeclared
+            }
+        }
     }
     static let template = "audit/charts"
     let titleKey = "audit_charts_title"
     let charts: [Chart]
     let timeZone: String
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "charts": charts
+        case "timeZone": timeZone
+        default: .undeclared
+        }
+    }
 }
 
 /// `/admin/sessions`.
 struct SessionsPage: PageModel {
-    struct Item: Sendable {
+    struct Item: TemplateValues {
         let handle: String
         let username: String
         let roles: String
@@ -167,17 +347,38 @@ struct SessionsPage: PageModel {
         let lastSeen: String
         let address: String
         let isOwn: Bool
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "handle": handle
+            case "username": username
+            case "roles": roles
+            case "since": since
+            case "lastSeen": lastSeen
+            case "address": address
+            case "isOwn": isOwn
+            default: .undeclared
+            }
+        }
     }
     static let template = "audit/sessions"
     let titleKey = "admin_sessions_title"
     let items: [Item]
-    let hasItems: Bool
     let notice: String?
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "items": items
+        case "hasItems": !items.isEmpty
+        case "notice": notice
+        default: .undeclared
+        }
+    }
 }
 
 /// `/admin/lockouts`.
 struct LockoutsPage: PageModel {
-    struct Item: Sendable {
+    struct Item: TemplateValues {
         let scope: String
         let scopeLabel: String
         let key: String
@@ -190,10 +391,32 @@ struct LockoutsPage: PageModel {
         /// The search for the sign-ins behind the lock.
         /// nil for a teleTAN-shaped name: a teleTAN typed as a username must not go into a URL.
         let entriesLink: String?
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "scope": scope
+            case "scopeLabel": scopeLabel
+            case "key": key
+            case "until": until
+            case "failures": failures
+            case "others": others
+            case "lastAttempt": lastAttempt
+            case "entriesLink": entriesLink
+            default: .undeclared
+            }
+        }
     }
     static let template = "audit/lockouts"
     let titleKey = "admin_lockouts_title"
     let items: [Item]
-    let hasItems: Bool
     let notice: String?
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "items": items
+        case "hasItems": !items.isEmpty
+        case "notice": notice
+        default: .undeclared
+        }
+    }
 }

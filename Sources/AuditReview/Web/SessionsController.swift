@@ -50,14 +50,7 @@ struct SessionsController: Sendable {
         let language = context.language
         let notice = renderer.notice(request, parameter: "result", allowed: ["ended", "gone", "own"], prefix: "admin_sessions_", in: language)
         return try renderer.page(SessionsPage(
-            items: entries.map { entry in
-                .init(
-                    handle: entry.handle, username: entry.username,
-                    roles: entry.roles.sorted().map { renderer.text("role_\($0.rawValue)", in: language) }.joined(separator: ", "),
-                    since: renderer.dateTime(entry.signedInAt, in: language), lastSeen: renderer.dateTime(entry.lastSeenAt, in: language),
-                    address: entry.address ?? "-", isOwn: entry.belongs(to: user))
-            },
-            hasItems: !entries.isEmpty, notice: notice), context: context)
+            sessions: entries, viewer: user, notice: notice, renderer: renderer, language: language), context: context)
     }
 
     @Sendable func endSession(_ request: Request, context: PermittedContext) async throws -> Response {
@@ -92,21 +85,11 @@ struct SessionsController: Sendable {
         try await audit.appendView("lockouts", of: request, by: acting, at: time, on: db)
         let language = context.language
         let notice = renderer.notice(request, parameter: "result", allowed: ["lifted", "gone"], prefix: "admin_lockouts_", in: language)
-        var items: [LockoutsPage.Item] = []
+        var locks: [LockoutsPage.Lock] = []
         for lock in active {
-            let summary = try await activity.summary(scope: lock.scope, key: lock.key, on: db)
-            let field = lock.scope == "user" ? "actor" : "address"
-            items.append(.init(
-                scope: lock.scope, scopeLabel: renderer.text("admin_lockouts_scope_\(lock.scope)", in: language), key: lock.key,
-                until: renderer.auditTime(lock.until, in: language), failures: String(summary.failures),
-                others: summary.others.isEmpty ? "-" : summary.others.prefix(5).joined(separator: ", ") + (summary.others.count > 5 ? ", …" : ""),
-                lastAttempt: summary.lastAttempt.map { renderer.auditTime($0, in: language) } ?? "-",
-                entriesLink: TeleTAN(lock.key.uppercased()) != nil
-                    ? nil : "/admin/audit?\(field)=\(AuditFilter.encode(lock.key))&action=\(AuditAction.signIn.rawValue)"))
+            locks.append(.init(lock: lock, activity: try await activity.summary(scope: lock.scope, key: lock.key, on: db)))
         }
-        return try renderer.page(LockoutsPage(
-            items: items,
-            hasItems: !active.isEmpty, notice: notice), context: context)
+        return try renderer.page(LockoutsPage(locks: locks, notice: notice, renderer: renderer, language: language), context: context)
     }
 
     @Sendable func liftLock(_ request: Request, context: PermittedContext) async throws -> Response {

@@ -75,12 +75,8 @@ struct CallController: Sendable {
         let waiting = try await callbacks.waitingCount(now: now(), on: db)
         let done = request.uri.queryParameters["done"].map(String.init)
         return try renderer.page(HotlineHomePage(
-            openCalls: open.map { .init(id: $0.id.uuidString.lowercased(), startedAt: renderer.dateTime($0.started_at, in: context.language)) },
-            hasOpenCalls: !open.isEmpty,
-            callbacksWaiting: renderer.text("hotline_callbacks_waiting", in: context.language, ["count": String(waiting.count)]),
-            notice: done.flatMap { ["callback_queued", "ended", "passed_on"].contains($0)
-                ? renderer.text("hotline_done_\($0)", in: context.language, ["retention": retentionText(context.language)]) : nil },
-            mayViewOverview: user.may(.viewHotlineOverview)
+            openCalls: open, callbacksWaiting: waiting.count, done: done, retention: retentionText(context.language),
+            mayViewOverview: user.may(.viewHotlineOverview), renderer: renderer, language: context.language
         ), context: context)
     }
 
@@ -353,12 +349,11 @@ struct CallController: Sendable {
         phone: String? = nil, name: String? = nil, status: HTTPResponse.Status = .ok, message: CallMessage = CallMessage(),
         readBackResult: ReadBack.Result? = nil
     ) async throws -> Response {
-        let (error, errorField) = (message.error, message.field)
         let language = context.language
         let time = now()
         let db = database.database(logger: context.logger)
         let answered = ticked ?? call.answers
-        let step: CallPage.Step = !call.isOpen ? .ended : call.teletan_fingerprint != nil ? .readBack : .checks
+        let step = CallPage.Step(of: call)
         // Before a teleTAN is issued in this call (after it, the history names this very call).
         var repeatWarning: String?
         if step == .checks, let phone = call.phone_fingerprint, let last = try await history.lastTeleTAN(for: [phone], now: time, on: db) {
@@ -374,74 +369,14 @@ struct CallController: Sendable {
            let contact = callbacks.contact(of: callback), let number = PhoneNumber(contact.phone) {
             caller = .init(phone: number.readable, phoneLink: "tel:\(number.e164)", name: contact.name)
         }
-        let german = language == .german
         return try renderer.page(CallPage(
-            callID: call.id.uuidString.lowercased(),
-            startedAt: renderer.dateTime(call.started_at, in: language),
-            fromCallback: call.callback_id != nil,
-            caller: caller,
-            idleNotice: call.isOpen ? renderer.text("hotline_idle_notice", in: language, [
-                "minutes": DurationText.limit(seconds: Int(idleTimeout.seconds), in: language),
-                "time": renderer.time(time.addingTimeInterval(idleTimeout.seconds), in: language),
-            ]) : nil,
-            idleSeconds: Int(idleTimeout.seconds),
-            sayCallback: renderer.text("hotline_say_callback", in: language, ["retention": retentionText(language)]),
-            isChecks: step == .checks, isReadBack: step == .readBack, isEnded: step == .ended,
-            checks: checks.all.map { check in
-                CallPage.Check(
-                    id: check.id, label: german ? check.labelDE : check.labelEN, say: german ? check.sayDE : check.sayEN,
-                    sayOther: german ? check.sayEN : check.sayDE, required: check.required, checked: answered.contains(check.id),
-                    missing: message.missing.contains(check.id))
-            },
+            call: call, checks: checks, answered: answered, missing: message.missing,
+            form: CallPage.Form(phone: phone, name: name, errorField: message.field), error: message.error, notice: message.notice,
+            caller: caller, repeatWarning: repeatWarning, teleTANWaiting: teleTANWaiting,
             issueNonce: step == .checks ? nonces.make(sessionHash: user.sessionHash, now: time) : nil,
-            phone: phone, name: name,
-            outcomes: CallOutcome.endable.map { .init(value: $0.rawValue, label: renderer.text("hotline_outcome_\($0.rawValue)", in: language)) },
-            error: error, notice: message.notice, errorOnPhone: errorField == "phone", errorOnName: errorField == "name",
-            errorOnOutcome: errorField == "outcome", errorOnReadBack: errorField == "read-back",
-            repeatWarning: repeatWarning,
-            teleTANWaiting: teleTANWaiting,
-            otherLanguage: language.other.rawValue,
-            readBack: step == .readBack ? readBackSection(call, result: readBackResult, language: language) : nil,
-            endedSummary: step == .ended ? renderer.text("hotline_ended_summary", in: language, [
-                "outcome": renderer.text("hotline_outcome_\(call.outcome ?? "other")", in: language),
-                "duration": DurationText.text(seconds: Int((call.ended_at ?? time).timeIntervalSince(call.started_at)), in: language),
-            ]) : nil
+            readBackResult: readBackResult, idleTimeout: idleTimeout, retention: retentionText(language), now: time,
+            renderer: renderer, language: language
         ), status: status, context: context)
-    }
-
-    private func readBackSection(_ call: Calls.Row, result: ReadBack.Result?, language: Language) -> CallPage.ReadBackSection {
-        let matched = call.readback_result == "matched"
-        let left = Calls.readBackLimit - call.readback_attempts
-        var differences: [String] = []
-        var message: String?
-        switch result {
-        case .matches?: message = renderer.text("hotline_read_back_matches", in: language)
-        case .differs(let found)?:
-            message = renderer.text("hotline_read_back_differs", in: language)
-            differences = found.map { difference in
-                let heard = difference.heard.map { "\($0) (\(SpellingAlphabet.spell($0, in: language)))" }
-                let actual = difference.actual.map { "\($0) (\(SpellingAlphabet.spell($0, in: language)))" }
-                switch (heard, actual) {
-                case let (heard?, actual?):
-                    return renderer.text("hotline_read_back_position", in: language,
-                                         ["position": String(difference.position), "heard": heard, "actual": actual])
-                case let (nil, actual?):
-                    return renderer.text("hotline_read_back_missing", in: language, ["position": String(difference.position), "actual": actual])
-                case let (heard?, nil):
-                    return renderer.text("hotline_read_back_extra", in: language, ["position": String(difference.position), "heard": heard])
-                case (nil, nil):
-                    return ""
-                }
-            }
-        case .differsEverywhere?: message = renderer.text("hotline_read_back_differs_everywhere", in: language)
-        case nil: message = matched ? renderer.text("hotline_read_back_matches", in: language) : nil
-        }
-        return CallPage.ReadBackSection(
-            message: message, matched: result == .matches || (result == nil && matched), differences: differences,
-            hasDifferences: !differences.isEmpty,
-            mayTryAgain: !matched && left > 0,
-            attemptsLeft: renderer.text("hotline_read_back_left", in: language, ["count": String(max(0, left))]),
-            exhausted: !matched && left <= 0)
     }
 
     static func repeatWarning(last: Date, now: Date, renderer: PageRenderer, language: Language) -> String {

@@ -75,11 +75,8 @@ struct CallbackController: Sendable {
             warning = CallController.repeatWarning(last: last, now: time, renderer: renderer, language: language)
         }
         return try renderer.page(CallbackPage(
-            id: id.uuidString.lowercased(), phone: phone.readable, phoneLink: "tel:\(phone.e164)", name: contact.name,
-            queuedAt: renderer.dateTime(row.created_at, in: language),
-            attempts: renderer.text("hotline_attempts", in: language, ["count": String(row.attempts), "max": String(callbacks.maximumAttempts)]),
-            repeatWarning: warning,
-            holdUntil: renderer.dateTime((row.taken_at ?? time).addingTimeInterval(callbacks.takeTimeout), in: language)
+            row: row, phone: phone, name: contact.name, repeatWarning: warning, callbacks: callbacks, now: time,
+            renderer: renderer, language: language
         ), context: context)
     }
 
@@ -128,34 +125,19 @@ struct CallbackController: Sendable {
         let time = now()
         let db = database.database(logger: context.logger)
         let language = context.language
-        var entries: [CallbackQueuePage.Entry] = []
+        var waiting: [CallbackQueuePage.Waiting] = []
         for row in try await callbacks.waiting(now: time, on: db) {
             guard let contact = callbacks.contact(of: row), let phone = PhoneNumber(contact.phone) else { continue }
-            let holder = row.holder(now: time, takeTimeout: callbacks.takeTimeout)
             var warning: String?
             if let fingerprint = row.phone_fingerprint, let last = try await history.lastTeleTAN(for: [fingerprint], now: time, on: db) {
                 warning = CallController.repeatWarning(last: last, now: time, renderer: renderer, language: language)
             }
-            entries.append(.init(
-                id: row.id.uuidString.lowercased(), maskedNumber: phone.masked,
-                waitingSince: renderer.dateTime(row.created_at, in: language),
-                attempts: renderer.text("hotline_attempts", in: language, ["count": String(row.attempts), "max": String(callbacks.maximumAttempts)]),
-                takenBy: holder.flatMap { $0 == user.username ? nil : $0 }, mine: holder == user.username, mayTake: holder == nil,
-                repeatWarning: warning))
+            waiting.append(.init(row: row, phone: phone, repeatWarning: warning))
         }
-        let closed = try await callbacks.recentlyClosed(now: time, on: db).map { row in
-            CallbackQueuePage.Closed(
-                queuedAt: renderer.dateTime(row.created_at, in: language),
-                closedAt: renderer.dateTime(row.closed_at ?? time, in: language),
-                outcome: renderer.text("hotline_callback_closed_\(row.outcome ?? "expired")", in: language),
-                attempts: String(row.attempts))
-        }
-        let notices = ["taken_by_other", "not_waiting", "not_taken", "no_answer", "reached", "wrong_number", "refused", "unreachable"]
+        let closed = try await callbacks.recentlyClosed(now: time, on: db)
         return try renderer.page(CallbackQueuePage(
-            intro: renderer.text("hotline_queue_intro", in: language, [
-                "retention": DurationText.limit(seconds: Int(callbacks.retention), in: language)]),
-            entries: entries, hasEntries: !entries.isEmpty, closed: closed, hasClosed: !closed.isEmpty,
-            notice: notice.flatMap { notices.contains($0) ? renderer.text("hotline_queue_notice_\($0)", in: language) : nil }
+            waiting: waiting, closed: closed, notice: notice, agent: user.username, callbacks: callbacks, now: time,
+            renderer: renderer, language: language
         ), status: status, context: context)
     }
 }

@@ -2,25 +2,43 @@ import PortalWeb
 
 /// `/hotline`: start a call, the agent's open calls, the queue's size.
 struct HotlineHomePage: PageModel {
-    struct OpenCall: Sendable {
+    struct OpenCall: TemplateValues {
         let id: String
         let startedAt: String
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "id": id
+            case "startedAt": startedAt
+            default: .undeclared
+            }
+        }
     }
 
     static let template = "hotline/home"
     let titleKey = "hotline_title"
     let openCalls: [OpenCall]
-    let hasOpenCalls: Bool
     let callbacksWaiting: String
     let notice: String?
     let mayViewOverview: Bool
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "openCalls": openCalls
+        case "hasOpenCalls": !openCalls.isEmpty
+        case "callbacksWaiting": callbacksWaiting
+        case "notice": notice
+        case "mayViewOverview": mayViewOverview
+        default: .undeclared
+        }
+    }
 }
 
 /// One call: the script and checks, then the read-back, then a summary.
 struct CallPage: PageModel {
     enum Step { case checks, readBack, ended }
 
-    struct Check: Sendable {
+    struct Check: TemplateValues {
         let id: String
         let label: String
         let say: String?
@@ -30,30 +48,92 @@ struct CallPage: PageModel {
         let checked: Bool
         /// Required, not ticked, and Issue was pressed.
         let missing: Bool
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "id": id
+            case "label": label
+            case "say": say
+            case "sayOther": sayOther
+            case "required": required
+            case "checked": checked
+            case "missing": missing
+            default: .undeclared
+            }
+        }
     }
 
     /// The caller of a reached callback, while the callback keeps number and name.
-    struct Caller: Sendable {
+    struct Caller: TemplateValues {
         let phone: String
         let phoneLink: String
         let name: String
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "phone": phone
+            case "phoneLink": phoneLink
+            case "name": self.name
+            default: .undeclared
+            }
+        }
     }
 
-    struct Option: Sendable {
+    struct Option: TemplateValues {
         let value: String
         let label: String
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "value": value
+            case "label": label
+            default: .undeclared
+            }
+        }
     }
 
-    struct ReadBackSection: Sendable {
+    /// What the agent typed, when the page comes back with an error, and the field it is about
+    /// (`phone`, `name`, `outcome` or `read-back`).
+    struct Form: TemplateValues {
+        var phone: String?
+        var name: String?
+        var errorField: String?
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "phone": phone
+            case "name": self.name
+            case "errorOnPhone": errorField == "phone"
+            case "errorOnName": errorField == "name"
+            case "errorOnOutcome": errorField == "outcome"
+            case "errorOnReadBack": errorField == "read-back"
+            default: .undeclared
+            }
+        }
+    }
+
+    struct ReadBackSection: TemplateValues {
         let message: String?
         let matched: Bool
         /// Each differing position, spelled.
         let differences: [String]
-        let hasDifferences: Bool
         let mayTryAgain: Bool
         let attemptsLeft: String
         /// No read-back left: revoke and issue a new one.
         let exhausted: Bool
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "message": message
+            case "matched": matched
+            case "differences": differences
+            case "hasDifferences": !differences.isEmpty
+            case "mayTryAgain": mayTryAgain
+            case "attemptsLeft": attemptsLeft
+            case "exhausted": exhausted
+            default: .undeclared
+            }
+        }
     }
 
     static let template = "hotline/call"
@@ -67,21 +147,13 @@ struct CallPage: PageModel {
     let idleSeconds: Int
     /// "We delete your number … at the latest after one hour" (the configured retention).
     let sayCallback: String
-    let isChecks: Bool
-    let isReadBack: Bool
-    let isEnded: Bool
+    let step: Step
     let checks: [Check]
     let issueNonce: String?
-    /// What was typed, when the page comes back with an error.
-    let phone: String?
-    let name: String?
+    let form: Form
     let outcomes: [Option]
     let error: String?
     let notice: String?
-    let errorOnPhone: Bool
-    let errorOnName: Bool
-    let errorOnOutcome: Bool
-    let errorOnReadBack: Bool
     /// "This number received a teleTAN 3 days ago."
     let repeatWarning: String?
     /// This call's teleTAN has not been shown yet: the page offers it.
@@ -90,11 +162,38 @@ struct CallPage: PageModel {
     let otherLanguage: String
     let readBack: ReadBackSection?
     let endedSummary: String?
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "callID": callID
+        case "startedAt": startedAt
+        case "fromCallback": fromCallback
+        case "caller": caller
+        case "idleNotice": idleNotice
+        case "idleSeconds": idleSeconds
+        case "sayCallback": sayCallback
+        case "isChecks": step == .checks
+        case "isReadBack": step == .readBack
+        case "isEnded": step == .ended
+        case "checks": checks
+        case "issueNonce": issueNonce
+        case "form": form
+        case "outcomes": outcomes
+        case "error": error
+        case "notice": notice
+        case "repeatWarning": repeatWarning
+        case "teleTANWaiting": teleTANWaiting
+        case "otherLanguage": otherLanguage
+        case "readBack": readBack
+        case "endedSummary": endedSummary
+        default: .undeclared
+        }
+    }
 }
 
 /// `/hotline/callbacks`: the shared queue, numbers masked.
 struct CallbackQueuePage: PageModel {
-    struct Entry: Sendable {
+    struct Entry: TemplateValues {
         let id: String
         let maskedNumber: String
         let waitingSince: String
@@ -104,13 +203,37 @@ struct CallbackQueuePage: PageModel {
         let mine: Bool
         let mayTake: Bool
         let repeatWarning: String?
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "id": id
+            case "maskedNumber": maskedNumber
+            case "waitingSince": waitingSince
+            case "attempts": attempts
+            case "takenBy": takenBy
+            case "mine": mine
+            case "mayTake": mayTake
+            case "repeatWarning": repeatWarning
+            default: .undeclared
+            }
+        }
     }
 
-    struct Closed: Sendable {
+    struct Closed: TemplateValues {
         let queuedAt: String
         let closedAt: String
         let outcome: String
         let attempts: String
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "queuedAt": queuedAt
+            case "closedAt": closedAt
+            case "outcome": outcome
+            case "attempts": attempts
+            default: .undeclared
+            }
+        }
     }
 
     static let template = "hotline/callbacks"
@@ -118,10 +241,20 @@ struct CallbackQueuePage: PageModel {
     /// The queue's rules, with the configured retention in words.
     let intro: String
     let entries: [Entry]
-    let hasEntries: Bool
     let closed: [Closed]
-    let hasClosed: Bool
     let notice: String?
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "intro": intro
+        case "entries": entries
+        case "hasEntries": !entries.isEmpty
+        case "closed": closed
+        case "hasClosed": !closed.isEmpty
+        case "notice": notice
+        default: .undeclared
+        }
+    }
 }
 
 /// A taken callback: the full number and name for the agent who holds it, and the outcomes.
@@ -136,19 +269,50 @@ struct CallbackPage: PageModel {
     let attempts: String
     let repeatWarning: String?
     let holdUntil: String
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "id": id
+        case "phone": phone
+        case "phoneLink": phoneLink
+        case "name": self.name
+        case "queuedAt": queuedAt
+        case "attempts": attempts
+        case "repeatWarning": repeatWarning
+        case "holdUntil": holdUntil
+        default: .undeclared
+        }
+    }
 }
 
 /// `/hotline/overview`: counts only.
 struct OverviewPage: PageModel {
-    struct Count: Sendable {
+    struct Count: TemplateValues {
         let label: String
         let today: Int
         let week: Int
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "label": label
+            case "today": today
+            case "week": week
+            default: .undeclared
+            }
+        }
     }
 
-    struct Day: Sendable {
+    struct Day: TemplateValues {
         let day: String
         let count: Int
+
+        func value(named name: String) -> any TemplateValue {
+            switch name {
+            case "day": day
+            case "count": count
+            default: .undeclared
+            }
+        }
     }
 
     static let template = "hotline/overview"
@@ -159,4 +323,16 @@ struct OverviewPage: PageModel {
     let callbacksWaiting: Int
     let oldestWait: String?
     let days: [Day]
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "outcomes": outcomes
+        case "totalToday": totalToday
+        case "totalWeek": totalWeek
+        case "callbacksWaiting": callbacksWaiting
+        case "oldestWait": oldestWait
+        case "days": days
+        default: .undeclared
+        }
+    }
 }

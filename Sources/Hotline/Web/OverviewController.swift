@@ -19,17 +19,7 @@ struct OverviewController: Sendable {
     @Sendable func show(_ request: Request, context: PermittedContext) async throws -> Response {
         let time = now()
         let figures = try await overview.figures(now: time, on: database.database(logger: context.logger))
-        let language = context.language
-        let outcomes = ["open"] + CallOutcome.allCases.map(\.rawValue)
-        return try renderer.page(OverviewPage(
-            outcomes: outcomes.map { outcome in
-                .init(label: renderer.text("hotline_outcome_\(outcome)", in: language),
-                      today: figures.today[outcome] ?? 0, week: figures.week[outcome] ?? 0)
-            },
-            totalToday: figures.today.values.reduce(0, +), totalWeek: figures.week.values.reduce(0, +),
-            callbacksWaiting: figures.callbacksWaiting,
-            oldestWait: figures.oldestWaitingSince.map { DurationText.text(seconds: Int(time.timeIntervalSince($0)), in: language) },
-            days: figures.teleTANsPerDay.map { .init(day: renderer.dayAndMonth($0.day, in: language), count: $0.count) }
+        return try renderer.page(OverviewPage(figures: figures, now: time, renderer: renderer, language: context.language
         ), context: context)
     }
 }

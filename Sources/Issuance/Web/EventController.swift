@@ -52,53 +52,20 @@ struct EventController: Sendable {
     func section(for user: SignedInUser, waiting: Bool, notice: String?, context: some SignedInRequestContext) async throws -> EventSection {
         let time = now()
         let db = database.database(logger: context.logger)
-        let language = context.language
-        let options = authorities.all.map { EventSection.Authority(id: $0.id, name: $0.name, selected: false) }
-        var own: [EventSection.Request] = []
-        var toApprove: [EventSection.Request] = []
-        var approvedOwn: [String] = []
+        var own: [EventRequests.Row] = []
+        var toApprove: [EventRequests.Row] = []
         var waitingCount = 0
         if twoPerson {
-            let ownRows = try await requests.own(user.username, now: time, on: db)
-            own = ownRows.map { row in
-                let state = row.shownState(at: time)
-                return EventSection.Request(
-                    id: row.id.uuidString.lowercased(), requestedBy: row.requested_by, authority: name(of: row.health_authority),
-                    requestedAt: renderer.dateTime(row.requested_at, in: language), reason: row.reason ?? "",
-                    status: renderer.text("event_status_\(state.rawValue)", in: language, ["by": row.decided_by ?? ""]),
-                    approvedNonce: row.isUsableApproval(at: time) && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil,
-                    mayWithdraw: state == .pending || state == .approved)
-            }
-            // The requester learns on their start page that a request of theirs may now be issued.
-            approvedOwn = ownRows.filter { $0.isUsableApproval(at: time) }.map { row in
-                renderer.text("event_own_approved", in: language, [
-                    "authority": name(of: row.health_authority), "by": row.decided_by ?? "",
-                    "until": renderer.dateTime((row.decided_at ?? time).addingTimeInterval(EventRequests.approvedFor), in: language),
-                ])
-            }
-            toApprove = try await requests.awaitingDecision(by: user.username, now: time, on: db).map { row in
-                EventSection.Request(
-                    id: row.id.uuidString.lowercased(), requestedBy: row.requested_by, authority: name(of: row.health_authority),
-                    requestedAt: renderer.dateTime(row.requested_at, in: language), reason: row.reason ?? "", status: "",
-                    approvedNonce: nil, mayWithdraw: false)
-            }
+            own = try await requests.own(user.username, now: time, on: db)
+            toApprove = try await requests.awaitingDecision(by: user.username, now: time, on: db)
             waitingCount = try await requests.countAwaitingDecision(by: user.username, now: time, on: db)
         }
-        let notices = ["requested", "approved", "declined", "not_pending", "not_approved", "unknown_authority", "withdrawn", "already_issued"]
         return EventSection(
-            authorities: options, noAuthorities: authorities.all.isEmpty, reasonValue: "", reasonError: nil,
+            authorities: authorities, twoPerson: twoPerson,
             directNonce: !twoPerson && !waiting ? nonces.make(sessionHash: user.sessionHash, now: time) : nil,
-            twoPerson: twoPerson,
-            ownRequests: own, hasOwnRequests: !own.isEmpty, toApprove: toApprove, hasToApprove: !toApprove.isEmpty,
-            waitingForApproval: renderer.text(
-                waitingCount == 0 ? "event_waiting_none" : waitingCount == 1 ? "event_waiting_one" : "event_waiting_many", in: language,
-                ["count": String(waitingCount)]),
-            approvedOwn: approvedOwn,
-            notice: notice.flatMap { notices.contains($0) ? renderer.text("event_notice_\($0)", in: language) : nil })
-    }
-
-    private func name(of id: String) -> String {
-        authorities.find(id).map { "\($0.name) (\($0.id))" } ?? id
+            own: own, toApprove: toApprove, waitingCount: waitingCount, teleTANWaiting: waiting,
+            makeNonce: { nonces.make(sessionHash: user.sessionHash, now: time) }, notice: notice, at: time,
+            renderer: renderer, language: context.language)
     }
 
     @Sendable func issueDirectly(_ request: Request, context: PermittedContext) async throws -> Response {
@@ -124,14 +91,9 @@ struct EventController: Sendable {
         case .success(let text): reason = text
         case .failure(let refused):
             // The form again, with what was typed and what is wrong with it.
-            let language = context.language
             return try renderer.page(EventRequestPage(event: EventSection(
-                authorities: authorities.all.map { .init(id: $0.id, name: $0.name, selected: $0.id == authority.id) },
-                noAuthorities: false, reasonValue: form.reason ?? "",
-                reasonError: renderer.text("event_reason_error_\(refused.problem.rawValue)", in: language,
-                                           ["max": String(ShortText.maximumLength)]),
-                directNonce: nil, twoPerson: true, ownRequests: [], hasOwnRequests: false, toApprove: [], hasToApprove: false,
-                waitingForApproval: "", approvedOwn: [], notice: nil)), status: .badRequest, context: context)
+                refused: refused.problem, reason: form.reason ?? "", authority: authority, of: authorities,
+                renderer: renderer, language: context.language)), status: .badRequest, context: context)
         }
         let time = now()
         try await database.database(logger: context.logger).transaction { tx in

@@ -46,28 +46,11 @@ struct RecentController: Sendable {
         let callIDs = Array(Set(rows.compactMap { $0.call_id.flatMap(UUID.init(uuidString:)) }))
         var summaries: [UUID: CallSummary] = [:]
         if !callIDs.isEmpty, let calls { summaries = try await calls(callIDs, db) }
-        let language = context.language
-        let items = rows.map { row -> RecentPage.Item in
-            let status: TeleTANStatus? = row.revoked_at != nil ? .revoked : row.reference.flatMap { statuses?[$0] }
-            return RecentPage.Item(
-                id: row.id.uuidString.lowercased(),
-                reference: IssuedTeleTANs.reference(row.id),
-                type: row.type,
-                healthAuthority: row.health_authority,
-                issuedAt: renderer.dateTime(row.issued_at, in: language),
-                validUntil: renderer.dateTime(row.valid_until, in: language),
-                status: renderer.text("recent_status_\(status?.rawValue ?? "unknown")", in: language),
-                statusKey: status?.rawValue ?? "unknown",
-                revokeReason: revokeReason(of: row, in: language),
-                call: call(of: row, summaries, in: language),
-                mayRevoke: status == .unused)
-        }
         let notice = renderer.notice(
             request, parameter: "revoked", allowed: ["revoked", "already_redeemed", "already_revoked", "expired", "not_found", "unavailable"],
-            prefix: "recent_result_", in: language)
+            prefix: "recent_result_", in: context.language)
         return try renderer.page(RecentPage(
-            items: items, hasItems: !items.isEmpty, notice: notice,
-            statusUnknown: !rows.isEmpty && (statuses == nil || references.count < rows.count)), context: context)
+            rows: rows, statuses: statuses, calls: summaries, notice: notice, renderer: renderer, language: context.language), context: context)
     }
 
     /// The confirmation step (a page of its own, so it works without JavaScript).
@@ -78,7 +61,7 @@ struct RecentController: Sendable {
               let row = try await issued.find(id, issuedBy: user.username, on: db)
         else { throw HTTPError(.notFound) }
         if row.revoked_at != nil { return PageRenderer.redirect(to: "/teletan/recent?revoked=already_revoked") }
-        return try renderer.page(try await revokePage(row, reason: nil, note: "", error: nil, context: context, db: db), context: context)
+        return try renderer.page(try await revokePage(row, reason: nil, note: "", problem: nil, context: context, db: db), context: context)
     }
 
     @Sendable func revoke(_ request: Request, context: PermittedContext) async throws -> Response {
@@ -100,7 +83,7 @@ struct RecentController: Sendable {
         guard let code, error == nil else {
             // The page again with what was chosen and typed, and what is missing or wrong.
             return try renderer.page(
-                try await revokePage(row, reason: code, note: form.note ?? "", error: error, context: context, db: db),
+                try await revokePage(row, reason: code, note: form.note ?? "", problem: error, context: context, db: db),
                 status: .badRequest, context: context)
         }
         let result = try await revoker.revoke(row, by: acting, reason: RevocationReason(code: code, note: note), at: now(), on: db)
@@ -108,106 +91,12 @@ struct RecentController: Sendable {
     }
 
     private func revokePage(
-        _ row: IssuedTeleTANs.Row, reason: RevocationReason.Code?, note: String, error: RevokePage.Problem?,
+        _ row: IssuedTeleTANs.Row, reason: RevocationReason.Code?, note: String, problem: RevokePage.Problem?,
         context: PermittedContext, db: any Database
     ) async throws -> RevokePage {
-        let language = context.language
         var summaries: [UUID: CallSummary] = [:]
         if let id = row.call_id.flatMap(UUID.init(uuidString:)), let calls { summaries = try await calls([id], db) }
-        var errorText: String?
-        switch error {
-        case .reason: errorText = renderer.text("revoke_error_reason", in: language)
-        case .note(let problem):
-            errorText = renderer.text("revoke_error_note_\(problem.rawValue)", in: language, ["max": String(ShortText.maximumLength)])
-        case nil: break
-        }
         return RevokePage(
-            id: row.id.uuidString.lowercased(), reference: IssuedTeleTANs.reference(row.id), type: row.type,
-            healthAuthority: row.health_authority, issuedAt: renderer.dateTime(row.issued_at, in: language),
-            call: call(of: row, summaries, in: language),
-            reasons: RevocationReason.Code.allCases.map {
-                RevokePage.Reason(code: $0.rawValue, label: renderer.text("revoke_reason_\($0.rawValue)", in: language), checked: $0 == reason)
-            },
-            note: note, maxNote: ShortText.maximumLength, error: errorText,
-            errorOnReason: error == .reason, errorOnNote: error != nil && error != .reason)
+            row: row, reason: reason, note: note, problem: problem, calls: summaries, renderer: renderer, language: context.language)
     }
-
-    private func call(of row: IssuedTeleTANs.Row, _ summaries: [UUID: CallSummary], in language: Language) -> RecentPage.Call? {
-        guard let id = row.call_id.flatMap(UUID.init(uuidString:)) else { return nil }
-        let summary = summaries[id]
-        let outcome = summary.map { renderer.text($0.outcomeKey, in: language) } ?? ""
-        return RecentPage.Call(
-            id: id.uuidString.lowercased(),
-            startedAt: summary.map { renderer.dateTime($0.startedAt, in: language) },
-            outcome: outcome.isEmpty ? nil : outcome)
-    }
-
-    private func revokeReason(of row: IssuedTeleTANs.Row, in language: Language) -> String? {
-        guard let code = row.revoke_reason.flatMap(RevocationReason.Code.init(rawValue:)) else { return nil }
-        let label = renderer.text("revoke_reason_\(code.rawValue)", in: language)
-        return row.revoke_note.map { "\(label): \($0)" } ?? label
-    }
-}
-
-/// "My recent teleTANs".
-struct RecentPage: PageModel {
-    struct Item: Sendable {
-        let id: String
-        let reference: String
-        let type: String
-        let healthAuthority: String?
-        let issuedAt: String
-        let validUntil: String
-        let status: String
-        let statusKey: String
-        /// Why it was revoked (the reason's label and the note), for a revoked one.
-        let revokeReason: String?
-        /// The hotline call it was issued in.
-        let call: Call?
-        let mayRevoke: Bool
-    }
-
-    /// A hotline call: its page, when it started and how it ended (nil once its record is gone).
-    struct Call: Sendable {
-        let id: String
-        let startedAt: String?
-        let outcome: String?
-    }
-
-    static let template = "issuance/recent"
-    let titleKey = "recent_title"
-    let items: [Item]
-    let hasItems: Bool
-    let notice: String?
-    /// The verification service cannot tell statuses (a server without the endpoint, or down).
-    let statusUnknown: Bool
-}
-
-/// "Revoke this teleTAN?": which one, why (a choice and an optional note), confirm or go back.
-struct RevokePage: PageModel {
-    enum Problem: Equatable {
-        case reason
-        case note(ShortText.Problem)
-    }
-
-    struct Reason: Sendable {
-        let code: String
-        let label: String
-        let checked: Bool
-    }
-
-    static let template = "issuance/revoke"
-    let titleKey = "revoke_title"
-    let id: String
-    let reference: String
-    let type: String
-    let healthAuthority: String?
-    let issuedAt: String
-    let call: RecentPage.Call?
-    let reasons: [Reason]
-    let note: String
-    let maxNote: Int
-    let error: String?
-    let errorOnReason: Bool
-    let errorOnNote: Bool
 }

@@ -50,18 +50,14 @@ struct TeleTANController: Sendable {
             ? try await displays.isWaiting(sessionHash: user.sessionHash, now: now(), on: database.database(logger: context.logger))
             : false
         return try renderer.page(HomePage(
+            for: user,
             teleTANWasHidden: request.uri.queryParameters["hidden"] != nil,
             teleTANWaiting: waiting,
             issueNonce: mayIssue && !waiting ? nonces.make(sessionHash: user.sessionHash, now: now()) : nil,
-            mayIssue: mayIssue || mayIssueEvent || user.may(.workHotlineCalls),
             event: mayIssueEvent
                 ? try await events.section(for: user, waiting: waiting, notice: request.uri.queryParameters["event"].map(String.init),
                                            context: context)
-                : nil,
-            links: HomePage.Links(
-                recent: user.may(.seeOwnTeleTANs), hotline: user.may(.workHotlineCalls),
-                overview: user.may(.viewHotlineOverview), audit: user.may(.reviewAuditTrail),
-                sessions: user.may(.manageSessionsAndLockouts))
+                : nil
         ), context: context)
     }
 
@@ -92,25 +88,9 @@ struct TeleTANController: Sendable {
         else {
             return try renderer.page(AlreadyShownPage(), context: context)
         }
-        let language = context.language
-        // In the authority's zone with its name, whatever zone the server runs in.
-        let validUntil = renderer.dateTime(content.validUntil, in: language)
         // Opened late (from the start page's offer), it is hidden sooner: say when, truly.
         let remaining = max(1, Int((displays.displayTime.seconds - now().timeIntervalSince(storedAt)).rounded(.up)))
-        let page = ResultPage(
-            groups: teleTAN.groups.map { group in
-                ResultPage.Group(text: group, spelled: group.map { SpellingAlphabet.spell($0, in: language) }.joined(separator: " - "))
-            },
-            type: content.type,
-            healthAuthority: content.healthAuthority,
-            reference: content.reference,
-            callID: content.callID,
-            validUntil: validUntil,
-            validUntilISO: content.validUntil.formatted(.iso8601),
-            hideAfterSeconds: remaining,
-            hiddenAfterText: renderer.text(
-                "result_hidden_after", in: language,
-                ["duration": DurationText.text(seconds: remaining, in: language)]))
+        let page = ResultPage(teleTAN: teleTAN, content: content, remainingSeconds: remaining, renderer: renderer, language: context.language)
         return try renderer.page(page, context: context, headers: [
             // Leaves the page when the display time is over, even without JavaScript; the start
             // page (or, in a hotline call, the call page: the agent stays in the call) then says

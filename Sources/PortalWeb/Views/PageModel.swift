@@ -1,9 +1,10 @@
 import Mustache
 
-/// What one page shows: a typed model per template. The renderer adds what every page shares
-/// (texts, language, the signed-in user, request id); a template reads the model's properties by
-/// name, then those shared values.
-package protocol PageModel: Sendable {
+/// What one page shows: a typed model per template, built in its own `X+Model.swift` beside the
+/// page from domain values. The renderer adds what every page shares (texts, language, the
+/// signed-in user, request id); a template reads the model's values by name (``TemplateValues``),
+/// then those shared values.
+package protocol PageModel: TemplateValues {
     /// The template's name: its path under `Templates/` without `.mustache`.
     static var template: String { get }
     /// The key of the page's `<title>` in the string tables.
@@ -18,19 +19,25 @@ extension PageModel {
 }
 
 /// The signed-in user as the header shows it.
-struct UserBanner: Sendable {
+struct UserBanner: TemplateValues {
     let username: String
     let csrf: String
     /// The roles' names in the page's language, comma-separated.
     let roles: String
+
+    func value(named name: String) -> any TemplateValue {
+        switch name {
+        case "username": username
+        case "csrf": csrf
+        case "roles": roles
+        default: .undeclared
+        }
+    }
 }
 
 /// What a template renders: the page's own model first, then the values every page shares.
-struct RenderedPage: MustacheParent {
-    /// The page model's stored properties by name, read once per page (not per lookup); a nil
-    /// one is left out, so that `{{#notice}}` is false for a page without a notice, not "nil".
-    let properties: [String: Any]
-    let hidesLanguageSwitch: Bool
+struct RenderedPage<Page: PageModel>: MustacheParent {
+    let page: Page
     let t: [String: String]
     let lang: String
     let otherLang: String
@@ -39,33 +46,8 @@ struct RenderedPage: MustacheParent {
     let title: String
     let user: UserBanner?
 
-    init(
-        page: any PageModel, t: [String: String], lang: String, otherLang: String, requestID: String,
-        assetVersion: String, title: String, user: UserBanner?
-    ) {
-        var properties: [String: Any] = [:]
-        for child in Mirror(reflecting: page).children {
-            guard let label = child.label else { continue }
-            let value = Mirror(reflecting: child.value)
-            if value.displayStyle != .optional {
-                properties[label] = child.value
-            } else if let wrapped = value.children.first?.value {
-                properties[label] = wrapped
-            }
-        }
-        self.properties = properties
-        hidesLanguageSwitch = page.hidesLanguageSwitch
-        self.t = t
-        self.lang = lang
-        self.otherLang = otherLang
-        self.requestID = requestID
-        self.assetVersion = assetVersion
-        self.title = title
-        self.user = user
-    }
-
     func child(named name: String) -> Any? {
-        if let value = properties[name] { return value }
+        if let value = page.value(named: name).mustacheValue { return value }
         switch name {
         case "t": return t
         case "lang": return lang
@@ -73,8 +55,8 @@ struct RenderedPage: MustacheParent {
         case "request_id": return requestID
         case "asset_version": return assetVersion
         case "title": return title
-        case "user": return user
-        case "hide_language_switch": return hidesLanguageSwitch
+        case "user": return user.mustacheValue
+        case "hide_language_switch": return page.hidesLanguageSwitch
         default: return nil
         }
     }

@@ -37,19 +37,36 @@ package struct PageRenderer: Sendable {
         _ page: Page, status: HTTPResponse.Status = .ok, context: PortalRequestContext, headers: HTTPFields = [:]
     ) throws -> Response {
         let texts = strings[context.language]
-        let rendered = RenderedPage(
-            page: page, t: texts, lang: context.language.rawValue, otherLang: context.language.other.rawValue,
-            requestID: context.requestID, assetVersion: assetVersion,
-            title: texts[page.titleKey] ?? texts["app_name"] ?? "",
+        let html = try html(
+            page, language: context.language, requestID: context.requestID,
             user: context.identity.map { user in
                 UserBanner(
                     username: user.username, csrf: user.csrfToken,
                     roles: user.roles.sorted().map { texts["role_\($0.rawValue)"] ?? $0.rawValue }.joined(separator: ", "))
             })
-        guard let html = library.render(rendered, withTemplate: Page.template) else { throw TemplateMissing(name: Page.template) }
         var allHeaders = headers
         allHeaders[.contentType] = "text/html; charset=utf-8"
         return Response(status: status, headers: allHeaders, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// The page's HTML. With `checking`, every name the template uses that nothing answered is
+    /// recorded there (tests only: it wraps each lookup).
+    func html<Page: PageModel>(
+        _ page: Page, language: Language, requestID: String, user: UserBanner?, checking: TemplateCheck? = nil
+    ) throws -> String {
+        let texts = strings[language]
+        let rendered = RenderedPage(
+            page: page, t: texts, lang: language.rawValue, otherLang: language.other.rawValue,
+            requestID: requestID, assetVersion: assetVersion,
+            title: texts[page.titleKey] ?? texts["app_name"] ?? "", user: user)
+        let html = if let checking {
+            library.render(checking.root(rendered), withTemplate: Page.template)
+        } else {
+            library.render(rendered, withTemplate: Page.template)
+        }
+        checking?.finish()
+        guard let html else { throw TemplateMissing(name: Page.template) }
+        return html
     }
 
     /// A date and time as people of `language` read it, in the authority's time zone with its
