@@ -11,17 +11,6 @@ struct SignInPage: PageModel {
     let error: String?
     /// PAM's own messages after a failed password change.
     let details: [String]
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "csrf": csrf
-        case "username": username
-        case "notice": notice
-        case "error": error
-        case "details": details
-        default: .undeclared
-        }
-    }
 }
 
 /// A further step PAM asks for (a one-time code, a second factor).
@@ -35,16 +24,6 @@ struct SignInStepPage: PageModel {
     let messages: [String]
     // Switching language would leave the step and abandon the sign-in.
     var hidesLanguageSwitch: Bool { true }
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "csrf": csrf
-        case "prompt": prompt
-        case "echo": echo
-        case "messages": messages
-        default: .undeclared
-        }
-    }
 }
 
 /// An expired password that must be changed before signing in.
@@ -54,12 +33,4 @@ struct PasswordChangePage: PageModel {
     let csrf: String
     let messages: [String]
     var hidesLanguageSwitch: Bool { true }
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "csrf": csrf
-        case "messages": messages
-        default: .undeclared
-        }
-    }
 }

@@ -70,15 +70,9 @@ final class TemplateTests: XCTestCase {
 
         struct Inner: TemplateValues {
             let notice: String? = nil
-            func value(named name: String) -> any TemplateValue {
-                switch name {
-                case "notice": notice
-                default: .undeclared
-                }
-            }
         }
 
-        func value(named name: String) -> any TemplateValue {
+        func derivedValue(named name: String) -> any TemplateValue {
             switch name {
             case "teleTANWaiting": true
             case "links": HomePage.Links(recent: true, hotline: false, overview: false, audit: false, sessions: false)

@@ -20,25 +20,6 @@ struct EntryItem: TemplateValues {
     let details: String
     /// `key=value, ...` as stored, for tools reading the page.
     let rawDetails: String
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "seq": seq
-        case "time": time
-        case "timeISO": timeISO
-        case "actor": actor
-        case "role": role
-        case "action": action
-        case "outcome": outcome
-        case "outcomeLabel": outcomeLabel
-        case "roleLabel": roleLabel
-        case "address": address
-        case "subjectShort": subjectShort
-        case "details": details
-        case "rawDetails": rawDetails
-        default: .undeclared
-        }
-    }
 }
 
 /// A choice in a select field.
@@ -46,15 +27,6 @@ struct Option: TemplateValues {
     let value: String
     let label: String
     let selected: Bool
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "value": value
-        case "label": label
-        case "selected": selected
-        default: .undeclared
-        }
-    }
 }
 
 /// The last run of the chain check and the newest signed checkpoint, on the search page.
@@ -68,44 +40,14 @@ struct IntegrityBox: TemplateValues {
         let nothingYet: Bool
         let brokenSeq: String?
         let problem: String?
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "time": time
-            case "scope": scope
-            case "range": range
-            case "intact": intact
-            case "nothingYet": nothingYet
-            case "brokenSeq": brokenSeq
-            case "problem": problem
-            default: .undeclared
-            }
-        }
     }
     struct Checkpoint: TemplateValues {
         let seq: String
         let time: String
         let keyID: String
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "seq": seq
-            case "time": time
-            case "keyID": keyID
-            default: .undeclared
-            }
-        }
     }
     let lastRun: LastRun?
     let checkpoint: Checkpoint?
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "lastRun": lastRun
-        case "checkpoint": checkpoint
-        default: .undeclared
-        }
-    }
 }
 
 /// `/admin/audit`: the search form, the results, the teleTAN lookup, export links and the chain.
@@ -125,16 +67,8 @@ struct SearchPage: PageModel {
         let invalid: [String]
         let teleTANFields: [String]
 
-        func value(named name: String) -> any TemplateValue {
+        func derivedValue(named name: String) -> any TemplateValue {
             switch name {
-            case "actor": actor
-            case "action": action
-            case "outcomes": outcomes
-            case "from": from
-            case "to": to
-            case "address": address
-            case "subject": subject
-            case "showOwnViews": showOwnViews
             case "invalidActor": invalid.contains("actor")
             case "invalidAction": invalid.contains("action") || teleTANFields.contains("action")
             case "invalidFrom": invalid.contains("from")
@@ -166,24 +100,9 @@ struct SearchPage: PageModel {
     let integrity: IntegrityBox
     let verifyNotice: String?
 
-    func value(named name: String) -> any TemplateValue {
+    func derivedValue(named name: String) -> any TemplateValue {
         switch name {
-        case "form": form
-        case "knownActions": knownActions
-        case "filterError": filterError
-        case "entries": entries
-        case "tableID": tableID
-        case "tableLabel": tableLabel
         case "hasEntries": !entries.isEmpty
-        case "filtered": filtered
-        case "olderLink": olderLink
-        case "newerLink": newerLink
-        case "newestLink": newestLink
-        case "csvLink": csvLink
-        case "jsonlLink": jsonlLink
-        case "lookupError": lookupError
-        case "integrity": integrity
-        case "verifyNotice": verifyNotice
         default: .undeclared
         }
     }
@@ -194,14 +113,6 @@ struct EntryPage: PageModel {
     struct Detail: TemplateValues {
         let key: String
         let value: String
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "key": key
-            case "value": value
-            default: .undeclared
-            }
-        }
     }
     static let template = "audit/entry"
     let titleKey = "audit_entry_title"
@@ -220,20 +131,9 @@ struct EntryPage: PageModel {
     let previousLink: String?
     let nextLink: String
 
-    func value(named name: String) -> any TemplateValue {
+    func derivedValue(named name: String) -> any TemplateValue {
         switch name {
-        case "entry": entry
-        case "requestID": requestID
-        case "subject": subject
-        case "details": details
         case "hasDetails": !details.isEmpty
-        case "previousHash": previousHash
-        case "hash": hash
-        case "actorLink": actorLink
-        case "subjectLink": subjectLink
-        case "teleTANLink": teleTANLink
-        case "previousLink": previousLink
-        case "nextLink": nextLink
         default: .undeclared
         }
     }
@@ -256,25 +156,6 @@ struct TeleTANPage: PageModel {
     let tableID = "teletan-entries"
     let tableLabel = "teletan-entries-heading"
     let subjectLink: String
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "found": found
-        case "issuedAt": issuedAt
-        case "issuedBy": issuedBy
-        case "issuanceLink": issuanceLink
-        case "type": type
-        case "validUntil": validUntil
-        case "status": status
-        case "statusKey": statusKey
-        case "callLink": callLink
-        case "entries": entries
-        case "tableID": tableID
-        case "tableLabel": tableLabel
-        case "subjectLink": subjectLink
-        default: .undeclared
-        }
-    }
 }
 
 /// `/admin/audit/charts`.
@@ -284,57 +165,21 @@ struct ChartsPage: PageModel {
         let heading: String
         let svg: String
         let table: ChartTable
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "id": id
-            case "heading": heading
-            case "svg": svg
-            case "table": table
-            default: .undeclared
-            }
-        }
     }
     struct ChartTable: TemplateValues {
         let caption: String
         let firstColumn: String
         let columns: [String]
         let rows: [TableRow]
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "caption": caption
-            case "firstColumn": firstColumn
-            case "columns": columns
-            case "rows": rows
-            default: .undeclared
-            }
-        }
     }
     struct TableRow: TemplateValues {
         let label: String
         let cells: [String]
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "label": label
-            case "cells": cells
-            default: .undeclared
-            }
-        }
     }
     static let template = "audit/charts"
     let titleKey = "audit_charts_title"
     let charts: [Chart]
     let timeZone: String
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "charts": charts
-        case "timeZone": timeZone
-        default: .undeclared
-        }
-    }
 }
 
 /// `/admin/sessions`.
@@ -347,30 +192,15 @@ struct SessionsPage: PageModel {
         let lastSeen: String
         let address: String
         let isOwn: Bool
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "handle": handle
-            case "username": username
-            case "roles": roles
-            case "since": since
-            case "lastSeen": lastSeen
-            case "address": address
-            case "isOwn": isOwn
-            default: .undeclared
-            }
-        }
     }
     static let template = "audit/sessions"
     let titleKey = "admin_sessions_title"
     let items: [Item]
     let notice: String?
 
-    func value(named name: String) -> any TemplateValue {
+    func derivedValue(named name: String) -> any TemplateValue {
         switch name {
-        case "items": items
         case "hasItems": !items.isEmpty
-        case "notice": notice
         default: .undeclared
         }
     }
@@ -391,31 +221,15 @@ struct LockoutsPage: PageModel {
         /// The search for the sign-ins behind the lock.
         /// nil for a teleTAN-shaped name: a teleTAN typed as a username must not go into a URL.
         let entriesLink: String?
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "scope": scope
-            case "scopeLabel": scopeLabel
-            case "key": key
-            case "until": until
-            case "failures": failures
-            case "others": others
-            case "lastAttempt": lastAttempt
-            case "entriesLink": entriesLink
-            default: .undeclared
-            }
-        }
     }
     static let template = "audit/lockouts"
     let titleKey = "admin_lockouts_title"
     let items: [Item]
     let notice: String?
 
-    func value(named name: String) -> any TemplateValue {
+    func derivedValue(named name: String) -> any TemplateValue {
         switch name {
-        case "items": items
         case "hasItems": !items.isEmpty
-        case "notice": notice
         default: .undeclared
         }
     }

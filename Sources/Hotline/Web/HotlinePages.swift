@@ -5,14 +5,6 @@ struct HotlineHomePage: PageModel {
     struct OpenCall: TemplateValues {
         let id: String
         let startedAt: String
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "id": id
-            case "startedAt": startedAt
-            default: .undeclared
-            }
-        }
     }
 
     static let template = "hotline/home"
@@ -22,13 +14,9 @@ struct HotlineHomePage: PageModel {
     let notice: String?
     let mayViewOverview: Bool
 
-    func value(named name: String) -> any TemplateValue {
+    func derivedValue(named name: String) -> any TemplateValue {
         switch name {
-        case "openCalls": openCalls
         case "hasOpenCalls": !openCalls.isEmpty
-        case "callbacksWaiting": callbacksWaiting
-        case "notice": notice
-        case "mayViewOverview": mayViewOverview
         default: .undeclared
         }
     }
@@ -36,7 +24,7 @@ struct HotlineHomePage: PageModel {
 
 /// One call: the script and checks, then the read-back, then a summary.
 struct CallPage: PageModel {
-    enum Step { case checks, readBack, ended }
+    enum Step: String, Encodable { case checks, readBack, ended }
 
     struct Check: TemplateValues {
         let id: String
@@ -48,19 +36,6 @@ struct CallPage: PageModel {
         let checked: Bool
         /// Required, not ticked, and Issue was pressed.
         let missing: Bool
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "id": id
-            case "label": label
-            case "say": say
-            case "sayOther": sayOther
-            case "required": required
-            case "checked": checked
-            case "missing": missing
-            default: .undeclared
-            }
-        }
     }
 
     /// The caller of a reached callback, while the callback keeps number and name.
@@ -68,28 +43,11 @@ struct CallPage: PageModel {
         let phone: String
         let phoneLink: String
         let name: String
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "phone": phone
-            case "phoneLink": phoneLink
-            case "name": self.name
-            default: .undeclared
-            }
-        }
     }
 
     struct Option: TemplateValues {
         let value: String
         let label: String
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "value": value
-            case "label": label
-            default: .undeclared
-            }
-        }
     }
 
     /// What the agent typed, when the page comes back with an error, and the field it is about
@@ -99,10 +57,8 @@ struct CallPage: PageModel {
         var name: String?
         var errorField: String?
 
-        func value(named name: String) -> any TemplateValue {
+        func derivedValue(named name: String) -> any TemplateValue {
             switch name {
-            case "phone": phone
-            case "name": self.name
             case "errorOnPhone": errorField == "phone"
             case "errorOnName": errorField == "name"
             case "errorOnOutcome": errorField == "outcome"
@@ -122,15 +78,9 @@ struct CallPage: PageModel {
         /// No read-back left: revoke and issue a new one.
         let exhausted: Bool
 
-        func value(named name: String) -> any TemplateValue {
+        func derivedValue(named name: String) -> any TemplateValue {
             switch name {
-            case "message": message
-            case "matched": matched
-            case "differences": differences
             case "hasDifferences": !differences.isEmpty
-            case "mayTryAgain": mayTryAgain
-            case "attemptsLeft": attemptsLeft
-            case "exhausted": exhausted
             default: .undeclared
             }
         }
@@ -163,29 +113,11 @@ struct CallPage: PageModel {
     let readBack: ReadBackSection?
     let endedSummary: String?
 
-    func value(named name: String) -> any TemplateValue {
+    func derivedValue(named name: String) -> any TemplateValue {
         switch name {
-        case "callID": callID
-        case "startedAt": startedAt
-        case "fromCallback": fromCallback
-        case "caller": caller
-        case "idleNotice": idleNotice
-        case "idleSeconds": idleSeconds
-        case "sayCallback": sayCallback
         case "isChecks": step == .checks
         case "isReadBack": step == .readBack
         case "isEnded": step == .ended
-        case "checks": checks
-        case "issueNonce": issueNonce
-        case "form": form
-        case "outcomes": outcomes
-        case "error": error
-        case "notice": notice
-        case "repeatWarning": repeatWarning
-        case "teleTANWaiting": teleTANWaiting
-        case "otherLanguage": otherLanguage
-        case "readBack": readBack
-        case "endedSummary": endedSummary
         default: .undeclared
         }
     }
@@ -203,20 +135,6 @@ struct CallbackQueuePage: PageModel {
         let mine: Bool
         let mayTake: Bool
         let repeatWarning: String?
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "id": id
-            case "maskedNumber": maskedNumber
-            case "waitingSince": waitingSince
-            case "attempts": attempts
-            case "takenBy": takenBy
-            case "mine": mine
-            case "mayTake": mayTake
-            case "repeatWarning": repeatWarning
-            default: .undeclared
-            }
-        }
     }
 
     struct Closed: TemplateValues {
@@ -224,16 +142,6 @@ struct CallbackQueuePage: PageModel {
         let closedAt: String
         let outcome: String
         let attempts: String
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "queuedAt": queuedAt
-            case "closedAt": closedAt
-            case "outcome": outcome
-            case "attempts": attempts
-            default: .undeclared
-            }
-        }
     }
 
     static let template = "hotline/callbacks"
@@ -244,14 +152,10 @@ struct CallbackQueuePage: PageModel {
     let closed: [Closed]
     let notice: String?
 
-    func value(named name: String) -> any TemplateValue {
+    func derivedValue(named name: String) -> any TemplateValue {
         switch name {
-        case "intro": intro
-        case "entries": entries
         case "hasEntries": !entries.isEmpty
-        case "closed": closed
         case "hasClosed": !closed.isEmpty
-        case "notice": notice
         default: .undeclared
         }
     }
@@ -269,20 +173,6 @@ struct CallbackPage: PageModel {
     let attempts: String
     let repeatWarning: String?
     let holdUntil: String
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "id": id
-        case "phone": phone
-        case "phoneLink": phoneLink
-        case "name": self.name
-        case "queuedAt": queuedAt
-        case "attempts": attempts
-        case "repeatWarning": repeatWarning
-        case "holdUntil": holdUntil
-        default: .undeclared
-        }
-    }
 }
 
 /// `/hotline/overview`: counts only.
@@ -291,28 +181,11 @@ struct OverviewPage: PageModel {
         let label: String
         let today: Int
         let week: Int
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "label": label
-            case "today": today
-            case "week": week
-            default: .undeclared
-            }
-        }
     }
 
     struct Day: TemplateValues {
         let day: String
         let count: Int
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "day": day
-            case "count": count
-            default: .undeclared
-            }
-        }
     }
 
     static let template = "hotline/overview"
@@ -323,16 +196,4 @@ struct OverviewPage: PageModel {
     let callbacksWaiting: Int
     let oldestWait: String?
     let days: [Day]
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "outcomes": outcomes
-        case "totalToday": totalToday
-        case "totalWeek": totalWeek
-        case "callbacksWaiting": callbacksWaiting
-        case "oldestWait": oldestWait
-        case "days": days
-        default: .undeclared
-        }
-    }
 }

@@ -26,30 +26,11 @@ struct HomePage: PageModel {
         let audit: Bool
         let sessions: Bool
 
-        var any: Bool { recent || hotline || overview || audit || sessions }
-
-        func value(named name: String) -> any TemplateValue {
+        func derivedValue(named name: String) -> any TemplateValue {
             switch name {
-            case "recent": recent
-            case "hotline": hotline
-            case "overview": overview
-            case "audit": audit
-            case "sessions": sessions
-            case "any": any
+            case "any": recent || hotline || overview || audit || sessions
             default: .undeclared
             }
-        }
-    }
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "teleTANWasHidden": teleTANWasHidden
-        case "teleTANWaiting": teleTANWaiting
-        case "issueNonce": issueNonce
-        case "mayIssue": mayIssue
-        case "event": event
-        case "links": links
-        default: .undeclared
         }
     }
 }
@@ -58,8 +39,6 @@ struct HomePage: PageModel {
 struct NoRolePage: PageModel {
     static let template = "issuance/no-role"
     let titleKey = "no_role_title"
-
-    func value(named name: String) -> any TemplateValue { .undeclared }
 }
 
 /// The teleTAN, shown once: grouped, spelled out, with its type and expiry.
@@ -68,14 +47,6 @@ struct ResultPage: PageModel {
         let text: String
         /// The group's characters in the spelling alphabet of the page's language.
         let spelled: String
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "text": text
-            case "spelled": spelled
-            default: .undeclared
-            }
-        }
     }
 
     static let template = "issuance/result"
@@ -95,29 +66,12 @@ struct ResultPage: PageModel {
     let hiddenAfterText: String
     // Switching language would leave the page, and the teleTAN is never shown again.
     var hidesLanguageSwitch: Bool { true }
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "groups": groups
-        case "type": type
-        case "healthAuthority": healthAuthority
-        case "reference": reference
-        case "callID": callID
-        case "validUntil": validUntil
-        case "validUntilISO": validUntilISO
-        case "hideAfterSeconds": hideAfterSeconds
-        case "hiddenAfterText": hiddenAfterText
-        default: .undeclared
-        }
-    }
 }
 
 /// Nothing waiting to be shown: it was shown already, or its display time is over.
 struct AlreadyShownPage: PageModel {
     static let template = "issuance/already-shown"
     let titleKey = "already_shown_title"
-
-    func value(named name: String) -> any TemplateValue { .undeclared }
 }
 
 /// The EVENT part of the start page: pick the requesting health authority and issue, or (under
@@ -127,15 +81,6 @@ struct EventSection: TemplateValues {
         let id: String
         let name: String
         let selected: Bool
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "id": id
-            case "name": self.name
-            case "selected": selected
-            default: .undeclared
-            }
-        }
     }
 
     struct Request: TemplateValues {
@@ -150,20 +95,6 @@ struct EventSection: TemplateValues {
         let approvedNonce: String?
         /// The requester may still take it back (pending, or approved and not issued).
         let mayWithdraw: Bool
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "id": id
-            case "requestedBy": requestedBy
-            case "authority": authority
-            case "requestedAt": requestedAt
-            case "reason": reason
-            case "status": status
-            case "approvedNonce": approvedNonce
-            case "mayWithdraw": mayWithdraw
-            default: .undeclared
-            }
-        }
     }
 
     let authorities: [Authority]
@@ -181,21 +112,11 @@ struct EventSection: TemplateValues {
     let approvedOwn: [String]
     let notice: String?
 
-    func value(named name: String) -> any TemplateValue {
+    func derivedValue(named name: String) -> any TemplateValue {
         switch name {
-        case "authorities": authorities
         case "noAuthorities": authorities.isEmpty
-        case "reasonValue": reasonValue
-        case "reasonError": reasonError
-        case "directNonce": directNonce
-        case "twoPerson": twoPerson
-        case "ownRequests": ownRequests
         case "hasOwnRequests": !ownRequests.isEmpty
-        case "toApprove": toApprove
         case "hasToApprove": !toApprove.isEmpty
-        case "waitingForApproval": waitingForApproval
-        case "approvedOwn": approvedOwn
-        case "notice": notice
         default: .undeclared
         }
     }
@@ -206,13 +127,6 @@ struct EventRequestPage: PageModel {
     static let template = "issuance/event-request"
     let titleKey = "event_request_title"
     let event: EventSection
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "event": event
-        default: .undeclared
-        }
-    }
 }
 
 /// "My recent teleTANs".
@@ -231,23 +145,6 @@ struct RecentPage: PageModel {
         /// The hotline call it was issued in.
         let call: Call?
         let mayRevoke: Bool
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "id": id
-            case "reference": reference
-            case "type": type
-            case "healthAuthority": healthAuthority
-            case "issuedAt": issuedAt
-            case "validUntil": validUntil
-            case "status": status
-            case "statusKey": statusKey
-            case "revokeReason": revokeReason
-            case "call": call
-            case "mayRevoke": mayRevoke
-            default: .undeclared
-            }
-        }
     }
 
     /// A hotline call: its page, when it started and how it ended (nil once its record is gone).
@@ -255,15 +152,6 @@ struct RecentPage: PageModel {
         let id: String
         let startedAt: String?
         let outcome: String?
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "id": id
-            case "startedAt": startedAt
-            case "outcome": outcome
-            default: .undeclared
-            }
-        }
     }
 
     static let template = "issuance/recent"
@@ -273,12 +161,9 @@ struct RecentPage: PageModel {
     /// The verification service cannot tell statuses (a server without the endpoint, or down).
     let statusUnknown: Bool
 
-    func value(named name: String) -> any TemplateValue {
+    func derivedValue(named name: String) -> any TemplateValue {
         switch name {
-        case "items": items
         case "hasItems": !items.isEmpty
-        case "notice": notice
-        case "statusUnknown": statusUnknown
         default: .undeclared
         }
     }
@@ -286,7 +171,7 @@ struct RecentPage: PageModel {
 
 /// "Revoke this teleTAN?": which one, why (a choice and an optional note), confirm or go back.
 struct RevokePage: PageModel {
-    enum Problem: Equatable {
+    enum Problem: Equatable, Encodable {
         case reason
         case note(ShortText.Problem)
     }
@@ -295,15 +180,6 @@ struct RevokePage: PageModel {
         let code: String
         let label: String
         let checked: Bool
-
-        func value(named name: String) -> any TemplateValue {
-            switch name {
-            case "code": code
-            case "label": label
-            case "checked": checked
-            default: .undeclared
-            }
-        }
     }
 
     static let template = "issuance/revoke"
@@ -321,21 +197,14 @@ struct RevokePage: PageModel {
     let problem: Problem?
     let error: String?
 
-    func value(named name: String) -> any TemplateValue {
+    func derivedValue(named name: String) -> any TemplateValue {
         switch name {
-        case "id": id
-        case "reference": reference
-        case "type": type
-        case "healthAuthority": healthAuthority
-        case "issuedAt": issuedAt
-        case "call": call
-        case "reasons": reasons
-        case "note": note
-        case "maxNote": maxNote
-        case "error": error
         case "errorOnReason": problem == .reason
         case "errorOnNote": problem != nil && problem != .reason
         default: .undeclared
         }
     }
 }
+
+// Page models are encoded for their templates (`TemplateValues`), the revoke form's problem too.
+extension ShortText.Problem: Encodable {}

@@ -26,14 +26,6 @@ struct ErrorPage: PageModel {
     let status: Int
     let message: String
     var titleKey: String { "error_\(status)_title" }
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "status": status
-        case "message": message
-        default: .undeclared
-        }
-    }
 }
 
 /// Turns every error into a page in the user's language: 400, 403, 404, 405, 413, 421, 429, 500 and 503.

@@ -24,20 +24,13 @@ struct UserBanner: TemplateValues {
     let csrf: String
     /// The roles' names in the page's language, comma-separated.
     let roles: String
-
-    func value(named name: String) -> any TemplateValue {
-        switch name {
-        case "username": username
-        case "csrf": csrf
-        case "roles": roles
-        default: .undeclared
-        }
-    }
 }
 
 /// What a template renders: the page's own model first, then the values every page shares.
-struct RenderedPage<Page: PageModel>: MustacheParent {
-    let page: Page
+struct RenderedPage: MustacheParent {
+    /// The page model, encoded once for this render (``TemplateEncoder``).
+    let page: TemplateObject
+    let hidesLanguageSwitch: Bool
     let t: [String: String]
     let lang: String
     let otherLang: String
@@ -46,8 +39,23 @@ struct RenderedPage<Page: PageModel>: MustacheParent {
     let title: String
     let user: UserBanner?
 
+    init(
+        page: some PageModel, t: [String: String], lang: String, otherLang: String, requestID: String,
+        assetVersion: String, title: String, user: UserBanner?
+    ) {
+        self.page = TemplateEncoder.object(page)
+        hidesLanguageSwitch = page.hidesLanguageSwitch
+        self.t = t
+        self.lang = lang
+        self.otherLang = otherLang
+        self.requestID = requestID
+        self.assetVersion = assetVersion
+        self.title = title
+        self.user = user
+    }
+
     func child(named name: String) -> Any? {
-        if let value = page.value(named: name).mustacheValue { return value }
+        if let value = page.child(named: name) { return value }
         switch name {
         case "t": return t
         case "lang": return lang
@@ -56,7 +64,7 @@ struct RenderedPage<Page: PageModel>: MustacheParent {
         case "asset_version": return assetVersion
         case "title": return title
         case "user": return user.mustacheValue
-        case "hide_language_switch": return page.hidesLanguageSwitch
+        case "hide_language_switch": return hidesLanguageSwitch
         default: return nil
         }
     }

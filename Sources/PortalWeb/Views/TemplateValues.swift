@@ -10,26 +10,25 @@ package protocol TemplateValue {
 
 /// A model a template reads by name: a page, or a part of one (a form, a row of a list).
 ///
-/// Each model answers `value(named:)` with a `switch` over the names its templates use, so a
-/// lookup costs a few string comparisons, never reflection: swift-mustache reads any other type
-/// with `Mirror`, once per lookup, which a profile found at 6-10 % of the portal's CPU. (A list
-/// of key paths would read the same values, but a key path lookup costs more than a `switch`,
-/// and a dictionary built per render allocates for every value.) A computed value (a flag
-/// derived from a list, a form's field) is a case like any other. `TemplateTests` renders every
-/// template in checking mode and fails on a name that no case answers.
-package protocol TemplateValues: TemplateValue, MustacheParent, Sendable {
-    /// The value a template's `name` stands for; `.undeclared` for a name this model does not
-    /// have, which Mustache then looks up in the enclosing model. A declared optional that is nil
-    /// is a value (it renders empty and is false) and does not fall back.
+/// Its stored properties are what the template reads, through the `Encodable` conformance the
+/// compiler writes: the renderer encodes the page once per render into ``TemplateObject``s
+/// (``TemplateEncoder``), whose lookups are dictionary reads. swift-mustache would read any other
+/// type with `Mirror`, once per lookup, which a profile found at 6-10 % of the portal's CPU; and
+/// no name is written twice. A value computed from the stored ones (a flag derived from a list,
+/// a form's error flags) is answered by ``derivedValue(named:)``. `TemplateTests` renders every
+/// template in checking mode and fails on a name that the model does not answer.
+package protocol TemplateValues: TemplateValue, Encodable, Sendable {
+    /// A value derived from the stored properties, for a template's `name`; `.undeclared` for a
+    /// name this model does not derive, which Mustache then looks up in the enclosing model.
     ///
     /// The result is not an optional on purpose: a nil `String?` returned as `(any TemplateValue)?`
     /// would become nil, and an undeclared name, not an empty value.
-    func value(named name: String) -> any TemplateValue
+    func derivedValue(named name: String) -> any TemplateValue
 }
 
 extension TemplateValues {
-    package var mustacheValue: Any? { self }
-    package func child(named name: String) -> Any? { value(named: name).mustacheValue }
+    package func derivedValue(named name: String) -> any TemplateValue { .undeclared }
+    package var mustacheValue: Any? { TemplateEncoder.object(self) }
 }
 
 /// The answer for a name a model does not have (`default: .undeclared`).
@@ -71,8 +70,7 @@ extension Bool: TemplateValue {
 }
 
 extension Array: TemplateValue where Element: TemplateValue {
-    // Rows are models (read by name) and strings are shown with `{{.}}`: the array as it is.
-    package var mustacheValue: Any? { self }
+    package var mustacheValue: Any? { map { $0.mustacheValue ?? NoValue() } }
 }
 
 extension Optional: TemplateValue where Wrapped: TemplateValue {
