@@ -17,7 +17,8 @@
 # Needs: PostgreSQL on 127.0.0.1:5432 with role teletan/teletan (scripts/start-test-postgres.sh;
 # the database teletan_soak is created if missing, as the postgres superuser), the accounts
 # tt-bench-01..50 and tt-hotbench-01..50 (Bench-Pass-1) and PAM service teletan-portal-test
-# (scripts/install-pam-stack.sh), psql, curl, python3 (3.11+).
+# (scripts/install-pam-stack.sh), psql, curl, python3 (3.11+) with locust (Tests/requirements.txt,
+# scripts/install-deps.sh): soak_load.py runs the people on it.
 #
 # WARNING: drops and recreates schema public of database teletan_soak at every run.
 # Everything runs on 127.0.0.1 only, and stops by itself.
@@ -79,6 +80,8 @@ use_portal_binary
 
 for tool in psql curl python3; do command -v "$tool" >/dev/null || die "$tool is missing (scripts/install-deps.sh)"; done
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "python3 must be 3.11 or newer"
+python3 -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("locust") is None)' \
+  || die "the Python module locust is missing (scripts/install-deps.sh installs Tests/requirements.txt)"
 [[ $EUID -eq 0 ]] || die "run as root: pam_unix reads /etc/shadow, and the RSS peak is reset through /proc/PID/clear_refs"
 require_test_stack $( (( officers == 0 )) || printf 'tt-bench-%02d ' "$officers"; (( agents == 0 )) || printf 'tt-hotbench-%02d' "$agents")
 port=$(listen_port SOAK_PORT)

@@ -6,11 +6,16 @@ all along. Driven by scripts/soak.sh (see docs/benchmarks.md, "Soak").
     soak_load.py run --port P --portal-pid PID --json-out FILE [...]    the load, writes JSON
     soak_load.py report --load FILE [...]                               table and verdicts
 
-**run.** Every simulated person is one thread with its own keep-alive HTTP/1.1 connection to
-127.0.0.1 (the Officer class of portal_load.py: cookies, CSRF, no other address). All sign in
-first (4 at a time), then load their start page at the same moment three times (warm-up: the
-database pool opens its connections, see warm_up()); then the measured run starts, each person
-after a random delay of 0-10 s, repeating its flow until the end:
+**run.** The load runs on locust (as a library: its Environment and local runner): every
+simulated person is one locust user, a greenlet, with its own keep-alive HTTP/1.1 connection to
+127.0.0.1 (the Officer class of portal_load.py: cookies, CSRF, no other address; its sockets are
+gevent's, locust patches them on import, which is why this script imports locust only for `run`).
+Every request is reported to locust's request event: locust counts requests and failures and
+keeps the latencies per kind of request (its percentiles: milliseconds rounded to 2 significant
+digits above 100 ms); a second locust RequestStats per report period gives the periods' p50/p99.
+All sign in first (4 at a time), then load their start page at the same moment three times
+(warm-up: the database pool opens its connections, see SoakUser.warm_up()); then the measured run
+starts, each person after a random delay of 0-10 s, repeating its flow until the end:
 
 * officer (tt-bench-NN): GET / -> POST /teletan -> GET /teletan/result (a valid teleTAN) ->
   POST /teletan/done -> GET /; now and then GET /teletan/recent (one row per teleTAN it issued,
@@ -39,9 +44,16 @@ report period's end VmHWM is read (the peak of that period) and reset (/proc/PID
 **report.** Per period: requests, failures, requests/s, p50/p99 latency, RSS (highest 5 s
 sample and VmHWM), fds, database connections, CPU; then the verdicts (see verdicts()).
 
-Python 3.11 standard library only. Bounded: at most 50 officers and 50 agents, 3600 s.
+Python 3.11 and locust (Tests/requirements.txt). Bounded: at most 50 officers and 50 agents, 3600 s.
 """
 from __future__ import annotations
+
+import sys
+
+if __name__ == "__main__" and sys.argv[1:2] == ["run"]:
+    # locust patches sockets, threads and time.sleep with gevent when it is imported: before
+    # anything else imports them, and only for the load itself (`report` stays plain Python).
+    import locust  # noqa: F401
 
 import argparse
 import html
@@ -51,14 +63,12 @@ import os
 import random
 import re
 import subprocess
-import sys
 import threading
 import time
 import traceback
 from collections import Counter
 
-from portal_load import (CSRF_RE, NONCE_RE, TELETAN_MARK, Officer, Unexpected, machine_cpu, percentile, proc_cpu,
-                         reset_peak_rss, summarize)
+from portal_load import CSRF_RE, NONCE_RE, TELETAN_MARK, Officer, Unexpected, machine_cpu, proc_cpu, reset_peak_rss
 from support.database import psql  # Tests/support, on PYTHONPATH (scripts/soak.sh)
 
 MAX_PEOPLE = 50          # per role: the bench accounts tt-bench-01..50, tt-hotbench-01..50
@@ -147,12 +157,14 @@ def normalise(path: str) -> str:
 
 
 class Recorder:
-    """Every request of the run (time, latency, kind, outcome) and the failures, shared by all
-    threads (list.append is atomic in CPython; counters under a lock)."""
+    """What locust does not count: the flows' failures (with details), take conflicts and events,
+    shared by all people (counters under a lock). Every request goes to locust's request event
+    (`fire`, set by run())."""
 
     def __init__(self, t0: float):
         self.t0 = t0                      # time.monotonic() at the start of the measured run
-        self.requests: list[tuple[float, float, str, bool]] = []  # (t - t0, ms, kind, ok)
+        self.fire = None                  # locust's events.request.fire
+        self.requests = 0                 # requests reported so far (the sampler's requests/s)
         self.failures: list[dict] = []
         self.failure_count = 0
         self.failure_kinds: Counter[str] = Counter()
@@ -160,8 +172,10 @@ class Recorder:
         self.events: Counter[str] = Counter()
         self.lock = threading.Lock()
 
-    def request(self, started: float, ended: float, kind: str, ok: bool) -> None:
-        self.requests.append((ended - self.t0, (ended - started) * 1000, kind, ok))
+    def request(self, started: float, ended: float, method: str, kind: str, size: int, problem: str | None) -> None:
+        self.requests += 1
+        self.fire(request_type=method, name=kind, response_time=(ended - started) * 1000, response_length=size,
+                  exception=Failure(f"{kind}: {problem}", problem) if problem else None, context={})
 
     def failure(self, who: str, key: str, detail: str) -> None:
         with self.lock:
@@ -203,7 +217,7 @@ class Person(Officer):
     checked requests and the pauses of the soak."""
 
     role = "person"
-    signin_gate = threading.BoundedSemaphore(SIGNIN_CONCURRENCY_START)  # replaced for the run
+    signin_gate: threading.BoundedSemaphore  # set by run(): SIGNIN_CONCURRENCY_START, then _RUN
 
     def __init__(self, username: str, args, recorder: Recorder, t_end: float, seed: int):
         super().__init__(username, args.password, args.port, args.timeout)
@@ -228,7 +242,7 @@ class Person(Officer):
         try:
             got, where, body = self.request(method, path, form)
         except Unexpected as error:
-            self.recorder.request(started, time.monotonic(), kind, False)
+            self.recorder.request(started, time.monotonic(), method, kind, 0, "no response")
             raise Failure(f"{kind}: {error.key.split(': ', 1)[-1]}", "no response (connection error or timeout)") from error
         ended = time.monotonic()
         problem = None
@@ -247,7 +261,7 @@ class Person(Officer):
                 if mark in body:
                     problem = f"page has {mark.decode()!r}"
                     break
-        self.recorder.request(started, ended, kind, problem is None)
+        self.recorder.request(started, ended, method, kind, len(body), problem)
         if problem:
             key = f"{kind}: {problem.split(',')[0]}"
             detail = f"{method} {path} -> {got}" + (f" Location: {where}" if where else "") + f"; {problem}; {page_summary(body)}"
@@ -331,29 +345,20 @@ class Person(Officer):
         self.recorder.event("recoveries")
 
     # -- the loop -------------------------------------------------------------------------------
-    def run(self, t_start: float) -> None:
+    def step(self) -> None:
+        """One flow, and after a failure the way back (SoakUser's task, repeated until StopRun)."""
         try:
-            time.sleep(max(0.0, t_start - time.monotonic()))
-            self.think(0, 10)  # not everyone starts at once
-            while True:
-                try:
-                    if not self.signed_in:
-                        self.sign_in_fresh()
-                    self.flow()
-                except Failure as failure:
-                    self.recorder.failure(self.username, failure.key, failure.detail)
-                    try:
-                        self.recover()
-                    except Failure as again:
-                        self.recorder.failure(self.username, again.key, again.detail)
-                        self.signed_in = False
-                        self.think(3, 6)
-        except StopRun:
-            pass
-        except Exception:  # a bug in this script: reported, never silent
-            self.recorder.failure(self.username, "client exception", traceback.format_exc(limit=3))
-        finally:
-            self.conn.close()
+            if not self.signed_in:
+                self.sign_in_fresh()
+            self.flow()
+        except Failure as failure:
+            self.recorder.failure(self.username, failure.key, failure.detail)
+            try:
+                self.recover()
+            except Failure as again:
+                self.recorder.failure(self.username, again.key, again.detail)
+                self.signed_in = False
+                self.think(3, 6)
 
     def flow(self) -> None:
         raise NotImplementedError
@@ -684,9 +689,9 @@ class Sampler(threading.Thread):
                 if not sample["status"]:
                     self.error = f"the portal (pid {self.args.portal_pid}) is gone at t={t:g} s"
                     return
-                requests = [r for r in self.recorder.requests[done:]]
-                done += len(requests)
-                self.samples.append(self.flatten(sample, previous, len(requests)))
+                requests = self.recorder.requests - done
+                done += requests
+                self.samples.append(self.flatten(sample, previous, requests))
                 previous = sample
                 if t % period == 0:  # the period ends: its peak, then a fresh high-water mark
                     self.period_hwm[int(t // period)] = sample["status"].get("VmHWM")
@@ -712,53 +717,94 @@ class Sampler(threading.Thread):
 
 
 # -- run ----------------------------------------------------------------------------------------
-def sign_in_all(people: list[Person], recorder: Recorder) -> float:
-    """Everyone signs in (POST /signin 4 at a time)."""
+class Phases:
+    """The driver's hold on the people before the measured run: everyone signs in, then warms
+    up (three rounds, everyone at once), then waits for `go`. Greenlets switch only where they
+    wait, so the counters need no lock (the threading module's locks, barrier and the Sampler
+    thread are gevent's too, once locust is imported)."""
 
-    def one(person: Person) -> None:
-        try:
-            person.sign_in_fresh()
-        except Failure as failure:
-            recorder.failure(person.username, failure.key, failure.detail)
-
-    started = time.monotonic()
-    threads = [threading.Thread(target=one, args=(p,)) for p in people]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return time.monotonic() - started
+    def __init__(self, people: list[Person]):
+        from gevent.event import Event
+        self.waiting = list(people)       # handed to the locust users in order (their seeds)
+        self.total = len(people)
+        self.signed_in, self.warmed_up = 0, 0
+        self.all_signed_in, self.all_warmed_up, self.go = Event(), Event(), Event()
+        self.barrier: threading.Barrier | None = None
 
 
-def warm_up(people: list[Person], recorder: Recorder, rounds: int = 3) -> None:
-    """All signed-in people load their start page at the same moment, a few times: the portal's
-    database pool opens connections lazily, up to --database-pool-size, when requests wait for
-    one; this burst makes it open what the highest concurrency needs before the run, so that a
-    rise of connections later in the run is not the pool filling up but a leak."""
-    ready = [p for p in people if p.signed_in]
-    if not ready:
-        return
-    barrier = threading.Barrier(len(ready))
+def soak_user_class(phases: Phases):
+    """The locust user: one person, who signs in and warms up in on_start, then repeats its flow
+    (the think time is in the flow, seeded per person) until the run's end stops it."""
+    from locust import User, constant, task
+    from locust.exception import StopUser
 
-    def one(person: Person) -> None:
-        for _ in range(rounds):
+    class SoakUser(User):
+        wait_time = constant(0)
+        fixed_count = len(phases.waiting)
+
+        def on_start(self) -> None:
+            self.person = person = phases.waiting.pop(0)
             try:
-                barrier.wait(timeout=60)
-            except threading.BrokenBarrierError:
-                return
-            try:
-                person.go("GET", "/", marks=person.home_marks, kind="GET / (warm-up)")
+                person.sign_in_fresh()
             except Failure as failure:
-                recorder.failure(person.username, failure.key, failure.detail)
+                person.recorder.failure(person.username, failure.key, failure.detail)
+            except Exception:  # a bug in this script: reported; the phases must not wait for ever
+                person.recorder.failure(person.username, "client exception", traceback.format_exc(limit=3))
+            phases.signed_in += 1
+            if phases.signed_in == phases.total:
+                phases.all_signed_in.set()
+            phases.all_signed_in.wait()
+            if person.signed_in:
+                self.warm_up()
+            phases.warmed_up += 1
+            if phases.warmed_up == phases.total:
+                phases.all_warmed_up.set()
+            phases.go.wait()
+            try:
+                person.think(0, 10)       # not everyone starts at once
+            except StopRun:
+                raise StopUser()
 
-    threads = [threading.Thread(target=one, args=(p,)) for p in ready]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+        def warm_up(self, rounds: int = 3) -> None:
+            """All signed-in people load their start page at the same moment, a few times: the
+            portal's database pool opens connections lazily, up to --database-pool-size, when
+            requests wait for one; this burst makes it open what the highest concurrency needs
+            before the run, so that a rise of connections later in the run is not the pool
+            filling up but a leak."""
+            person = self.person
+            for _ in range(rounds):
+                try:
+                    phases.barrier.wait(timeout=60)
+                except threading.BrokenBarrierError:
+                    return
+                try:
+                    person.go("GET", "/", marks=person.home_marks, kind="GET / (warm-up)")
+                except Failure as failure:
+                    person.recorder.failure(person.username, failure.key, failure.detail)
+                except Exception:  # a bug in this script: reported
+                    person.recorder.failure(person.username, "client exception", traceback.format_exc(limit=3))
+
+        @task
+        def flow(self) -> None:
+            try:
+                self.person.step()
+            except StopRun:
+                raise StopUser()
+            except Exception:  # a bug in this script: reported, never silent; the person stops
+                self.person.recorder.failure(self.person.username, "client exception", traceback.format_exc(limit=3))
+                raise StopUser()
+
+        def on_stop(self) -> None:
+            self.person.conn.close()
+
+    return SoakUser
 
 
 def run(args) -> int:
+    from gevent import sleep as gevent_sleep
+    from locust.env import Environment
+    from locust.stats import RequestStats
+
     if not 1 <= args.port <= 65535 or not args.portal_pid:
         sys.exit("soak_load: --port and --portal-pid are required")
     if not (0 <= args.officers <= MAX_PEOPLE and 0 <= args.agents <= MAX_PEOPLE and args.officers + args.agents > 0):
@@ -776,55 +822,81 @@ def run(args) -> int:
         people.append(SoakOfficer(f"tt-bench-{i:02d}", args, recorder, 0.0, rng.randrange(1 << 30)))
     for i in range(1, args.agents + 1):
         people.append(SoakAgent(f"tt-hotbench-{i:02d}", args, recorder, 0.0, rng.randrange(1 << 30), contacts=contacts))
+    Person.signin_gate = threading.BoundedSemaphore(SIGNIN_CONCURRENCY_START)
+    # Until the measured run starts, nobody's pause may end the run.
+    for p in people:
+        p.t_end = float("inf")
+
+    phases = Phases(people)
+    env = Environment(user_classes=[soak_user_class(phases)], host=f"http://127.0.0.1:{args.port}")
+    recorder.fire = env.events.request.fire
+    # Locust's own stats (env.stats) hold the whole run, the sign-in phase included; one more
+    # RequestStats per report period, by the time a request ended (after the end: the last).
+    periods = int(args.duration // args.period)
+    period_stats = [RequestStats() for _ in range(periods)]
+    measuring = False
+
+    def per_period(request_type, name, response_time, response_length, exception=None, **_):
+        if not measuring:
+            return
+        t = time.monotonic() - recorder.t0
+        stats = period_stats[min(periods, max(1, -int(-t // args.period))) - 1]
+        stats.log_request(request_type, name, response_time, response_length)
+        if exception:
+            stats.log_error(request_type, name, exception)
+
+    env.events.request.add_listener(per_period)
+    runner = env.create_local_runner()
 
     rss_before = status_fields(args.portal_pid)
-    signin_seconds = sign_in_all(people, recorder)
-    warm_up(people, recorder)
+    started = time.monotonic()
+    runner.start(len(people), spawn_rate=len(people))
+    phases.all_signed_in.wait()
+    signin_seconds = time.monotonic() - started
+    phases.barrier = threading.Barrier(max(1, sum(p.signed_in for p in people)))
+    phases.all_warmed_up.wait()
     db_after_warm_up = pg_connections(args.pg_database) if args.pg_database else None
-    signin_requests = len(recorder.requests)
+    signin_requests = env.stats.total.num_requests
     signin_failures = recorder.failure_count
     rss_after_signin = status_fields(args.portal_pid)
     print(f"soak_load: {sum(p.signed_in for p in people)} of {len(people)} signed in ({signin_seconds:.1f} s, "
           f"{signin_failures} failure(s)); running {args.duration:g} s: {args.officers} officers, {args.agents} hotline agents, "
           f"think time x{args.think:g}", file=sys.stderr)
 
-    # Measured run: t = 0 now; the sign-in phase's requests keep negative times.
+    # Measured run: t = 0 now.
     Person.signin_gate = threading.BoundedSemaphore(SIGNIN_CONCURRENCY_RUN)
     t0 = time.monotonic()
-    shift = t0 - recorder.t0
-    recorder.requests = [(t - shift, ms, kind, ok) for (t, ms, kind, ok) in recorder.requests]
     recorder.t0 = t0
     t_end = t0 + args.duration
     for p in people:
         p.t_end = t_end
+    measuring = True
     sampler = Sampler(args, recorder, t0, os.getpid())
     sampler.start()
-    threads = [threading.Thread(target=p.run, args=(t0,), name=p.username, daemon=True) for p in people]
-    for t in threads:
-        t.start()
+    phases.go.set()
     next_note = 60.0
-    while any(t.is_alive() for t in threads) and time.monotonic() < t_end + args.timeout + 30:
-        time.sleep(1.0)
+    while runner.user_count and time.monotonic() < t_end + args.timeout + 30:
+        gevent_sleep(1.0)
         if time.monotonic() - t0 >= next_note and time.monotonic() < t_end:
             last = sampler.samples[-1] if sampler.samples else {}
-            print(f"soak_load: {next_note:4.0f} s: {len(recorder.requests) - signin_requests} requests, "
+            print(f"soak_load: {next_note:4.0f} s: {env.stats.total.num_requests - signin_requests} requests, "
                   f"{recorder.failure_count} failure(s), RSS {fmt_mb(last.get('rss_kib'))}, fds {last.get('fds')}, "
                   f"db {last.get('db')}", file=sys.stderr)
             next_note += 60.0
         if sampler.error:
             break
     sampler.join(args.sample * 2 + 15)
-    stuck = [t.name for t in threads if t.is_alive()]
-    broken = sampler.error or (f"{len(stuck)} person thread(s) did not stop: {', '.join(stuck[:5])}" if stuck else None)
+    stuck = [g.args[0].person.username for g in runner.user_greenlets if g.args and hasattr(g.args[0], "person")]
+    stuck = stuck or ([f"{runner.user_count} user(s)"] if runner.user_count else [])
+    runner.quit()
+    broken = sampler.error or (f"{len(stuck)} person(s) did not stop: {', '.join(stuck[:5])}" if stuck else None)
 
     # Per period.
-    periods = int(args.duration // args.period)
     rows = []
     for p in range(1, periods + 1):
         lo, hi = (p - 1) * args.period, p * args.period
-        reqs = [r for r in recorder.requests if (lo < r[0] <= hi) or (p == 1 and 0 <= r[0] <= hi) or (p == periods and r[0] > hi)]
+        reqs = period_stats[p - 1].total
         samples = [s for s in sampler.samples if lo < s["t"] <= hi]
-        latencies = sorted(r[1] for r in reqs)
         cpu = Counter()
         for s in samples:
             cpu.update(s.get("cpu", {}))
@@ -839,17 +911,13 @@ def run(args) -> int:
             return values[-1] if values else None
 
         rows.append({
-            "period": p, "from_s": lo, "to_s": hi, "requests": len(reqs), "failures": sum(1 for r in reqs if not r[3]),
-            "requests_per_s": len(reqs) / args.period,
-            "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99), "max_ms": latencies[-1] if latencies else None,
+            "period": p, "from_s": lo, "to_s": hi, "requests": reqs.num_requests, "failures": reqs.num_failures,
+            "requests_per_s": reqs.num_requests / args.period, **latencies(reqs),
             "rss_peak_sampled_kib": top("rss_kib"), "rss_hwm_kib": sampler.period_hwm.get(p),
             "fds_max": top("fds"), "fds_last": last("fds"), "db_max": top("db"), "db_last": last("db"),
             "threads_max": top("threads"),
             "cpu_cores": {k: round(cpu.get(k, 0.0) / seconds, 3) for k in ("portal", "postgres", "client", "busy")},
         })
-    by_kind: dict[str, list[float]] = {}
-    for _, ms, kind, _ in recorder.requests:
-        by_kind.setdefault(kind, []).append(ms)
     result = {
         "officers": args.officers, "agents": args.agents, "duration_seconds": args.duration, "period_seconds": args.period,
         "sample_seconds": args.sample, "think_scale": args.think, "seed": args.seed,
@@ -858,14 +926,17 @@ def run(args) -> int:
         "signin": {"seconds": round(signin_seconds, 2), "requests": signin_requests, "failures": signin_failures,
                    "rss_before_kib": rss_before.get("VmRSS"), "rss_after_kib": rss_after_signin.get("VmRSS"),
                    "hwm_kib": rss_after_signin.get("VmHWM"), "db_after_warm_up": db_after_warm_up},
-        "requests": len(recorder.requests), "failures": recorder.failure_count,
-        "failed_requests": sum(1 for r in recorder.requests if not r[3]),
+        "requests": env.stats.total.num_requests, "failures": recorder.failure_count,
+        "failed_requests": env.stats.total.num_failures,
         "failure_kinds": dict(recorder.failure_kinds.most_common()), "failure_details": recorder.failures,
         "take_conflicts": dict(recorder.conflicts), "events": dict(sorted(recorder.events.items())),
         "reconnects": sum(max(0, p.conn.connects - 1) for p in people),
         "hwm_reset": sampler.hwm_reset,
         "periods": rows,
-        "latency_by_kind_ms": {k: summarize(v) for k, v in sorted(by_kind.items())},
+        "latency_by_kind_ms": {e.name: {"count": e.num_requests, "mean": e.avg_response_time,
+                                        **{f"p{q}": percentile(e, q) for q in (50, 90, 99)},
+                                        "max": e.max_response_time}
+                               for e in sorted(env.stats.entries.values(), key=lambda e: e.name)},
         "samples": sampler.samples,
     }
     with open(args.json_out, "w") as f:
@@ -874,6 +945,19 @@ def run(args) -> int:
         print(f"soak_load: the run broke: {broken}", file=sys.stderr)
         return 2
     return 0
+
+
+def percentile(stats, q: int) -> float:
+    """Locust's percentile of a StatsEntry (ms, rounded to 2 significant digits above 100 ms),
+    never above the exact maximum (rounding up would show a p99 above the max)."""
+    return min(stats.get_response_time_percentile(q / 100), stats.max_response_time)
+
+
+def latencies(stats) -> dict:
+    """p50, p99 and max (ms) of a locust StatsEntry; None without requests."""
+    if not stats.num_requests:
+        return {"p50_ms": None, "p99_ms": None, "max_ms": None}
+    return {"p50_ms": percentile(stats, 50), "p99_ms": percentile(stats, 99), "max_ms": stats.max_response_time}
 
 
 # -- report -------------------------------------------------------------------------------------
