@@ -99,13 +99,6 @@ struct SearchPage: PageModel {
     let lookupError: String?
     let integrity: IntegrityBox
     let verifyNotice: String?
-
-    func derivedValue(named name: String) -> any TemplateValue {
-        switch name {
-        case "hasEntries": !entries.isEmpty
-        default: .undeclared
-        }
-    }
 }
 
 /// `/admin/audit/entries/{seq}`: every field of one entry and links to its neighbours.
@@ -130,13 +123,6 @@ struct EntryPage: PageModel {
     let teleTANLink: String?
     let previousLink: String?
     let nextLink: String
-
-    func derivedValue(named name: String) -> any TemplateValue {
-        switch name {
-        case "hasDetails": !details.isEmpty
-        default: .undeclared
-        }
-    }
 }
 
 /// `/admin/audit/teletans/{fingerprint}`: what the lookup found.
@@ -197,13 +183,6 @@ struct SessionsPage: PageModel {
     let titleKey = "admin_sessions_title"
     let items: [Item]
     let notice: String?
-
-    func derivedValue(named name: String) -> any TemplateValue {
-        switch name {
-        case "hasItems": !items.isEmpty
-        default: .undeclared
-        }
-    }
 }
 
 /// `/admin/lockouts`.
@@ -226,11 +205,4 @@ struct LockoutsPage: PageModel {
     let titleKey = "admin_lockouts_title"
     let items: [Item]
     let notice: String?
-
-    func derivedValue(named name: String) -> any TemplateValue {
-        switch name {
-        case "hasItems": !items.isEmpty
-        default: .undeclared
-        }
-    }
 }

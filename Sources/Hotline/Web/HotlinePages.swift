@@ -13,13 +13,6 @@ struct HotlineHomePage: PageModel {
     let callbacksWaiting: String
     let notice: String?
     let mayViewOverview: Bool
-
-    func derivedValue(named name: String) -> any TemplateValue {
-        switch name {
-        case "hasOpenCalls": !openCalls.isEmpty
-        default: .undeclared
-        }
-    }
 }
 
 /// One call: the script and checks, then the read-back, then a summary.
@@ -77,13 +70,6 @@ struct CallPage: PageModel {
         let attemptsLeft: String
         /// No read-back left: revoke and issue a new one.
         let exhausted: Bool
-
-        func derivedValue(named name: String) -> any TemplateValue {
-            switch name {
-            case "hasDifferences": !differences.isEmpty
-            default: .undeclared
-            }
-        }
     }
 
     static let template = "hotline/call"
@@ -151,14 +137,6 @@ struct CallbackQueuePage: PageModel {
     let entries: [Entry]
     let closed: [Closed]
     let notice: String?
-
-    func derivedValue(named name: String) -> any TemplateValue {
-        switch name {
-        case "hasEntries": !entries.isEmpty
-        case "hasClosed": !closed.isEmpty
-        default: .undeclared
-        }
-    }
 }
 
 /// A taken callback: the full number and name for the agent who holds it, and the outcomes.

@@ -100,3 +100,76 @@ struct RecentController: Sendable {
             row: row, reason: reason, note: note, problem: problem, calls: summaries, renderer: renderer, language: context.language)
     }
 }
+
+/// "My recent teleTANs".
+struct RecentPage: PageModel {
+    struct Item: TemplateValues {
+        let id: String
+        let reference: String
+        let type: String
+        let healthAuthority: String?
+        let issuedAt: String
+        let validUntil: String
+        let status: String
+        let statusKey: String
+        /// Why it was revoked (the reason's label and the note), for a revoked one.
+        let revokeReason: String?
+        /// The hotline call it was issued in.
+        let call: Call?
+        let mayRevoke: Bool
+    }
+
+    /// A hotline call: its page, when it started and how it ended (nil once its record is gone).
+    struct Call: TemplateValues {
+        let id: String
+        let startedAt: String?
+        let outcome: String?
+    }
+
+    static let template = "issuance/recent"
+    let titleKey = "recent_title"
+    let items: [Item]
+    let notice: String?
+    /// The verification service cannot tell statuses (a server without the endpoint, or down).
+    let statusUnknown: Bool
+}
+
+/// "Revoke this teleTAN?": which one, why (a choice and an optional note), confirm or go back.
+struct RevokePage: PageModel {
+    enum Problem: Equatable, Encodable {
+        case reason
+        case note(ShortText.Problem)
+    }
+
+    struct Reason: TemplateValues {
+        let code: String
+        let label: String
+        let checked: Bool
+    }
+
+    static let template = "issuance/revoke"
+    let titleKey = "revoke_title"
+    let id: String
+    let reference: String
+    let type: String
+    let healthAuthority: String?
+    let issuedAt: String
+    let call: RecentPage.Call?
+    let reasons: [Reason]
+    let note: String
+    let maxNote: Int
+    /// What is missing or wrong in the form, and its text.
+    let problem: Problem?
+    let error: String?
+
+    func derivedValue(named name: String) -> any TemplateValue {
+        switch name {
+        case "errorOnReason": problem == .reason
+        case "errorOnNote": problem != nil && problem != .reason
+        default: .undeclared
+        }
+    }
+}
+
+// Page models are encoded for their templates (`TemplateValues`), the revoke form's problem too.
+extension ShortText.Problem: Encodable {}
