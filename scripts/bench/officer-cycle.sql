@@ -18,7 +18,7 @@
 -- the report shows its share.
 --
 -- Differences in shape left: parameters are sent as text (the portal sends times and UUIDs
--- binary), and issued_teletans.health_authority is '' where the portal binds NULL (pgbench has
+-- binary), and issued_teletans.health_authority and call_id are '' where the portal binds NULL (pgbench has
 -- no NULL). The audit entry's canonical text is built as the portal builds it, so the replay's
 -- entries chain like the portal's: `portal audit verify` after the replay checks that too (if
 -- it fails there but not before the replay, the portal's canonical form changed).
@@ -94,9 +94,10 @@ INSERT INTO pending_displays (session_hash, sealed, created_at)
 VALUES (:sess, :sealed, :now)
 ON CONFLICT (session_hash) DO NOTHING
 RETURNING session_hash;
-INSERT INTO issued_teletans (id, issued_by, fingerprint, type, reference, issued_at, valid_until, health_authority, revoked_at)
+INSERT INTO issued_teletans (id, issued_by, fingerprint, type, reference, issued_at, valid_until, health_authority, revoked_at,
+                             call_id, revoke_reason, revoke_note)
 VALUES (:issued_id, :officer, :fingerprint, :ttype, :teletan_id, :now,
-        :valid_until, :health_authority, NULL);
+        :valid_until, :health_authority, NULL, :health_authority, NULL, NULL);
 WITH head AS (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE),
 entry AS (
     INSERT INTO audit_log (seq, occurred_at, actor, role, action, outcome, address, request_id, subject, details, prev_hash, hash)
