@@ -18,7 +18,7 @@
 -- the report shows its share.
 --
 -- Differences in shape left: parameters are sent as text (the portal sends times and UUIDs
--- binary), and issued_teletans.health_authority and call_id are '' where the portal binds NULL (pgbench has
+-- binary), and issued_teletans.health_authority is '' where the portal binds NULL (pgbench has
 -- no NULL). The audit entry's canonical text is built as the portal builds it, so the replay's
 -- entries chain like the portal's: `portal audit verify` after the replay checks that too (if
 -- it fails there but not before the replay, the portal's canonical form changed).
@@ -75,17 +75,27 @@ ON CONFLICT (nonce_hash) DO NOTHING
 RETURNING nonce_hash;
 DELETE FROM pending_displays WHERE session_hash = :sess AND created_at <= :cutoff RETURNING session_hash, sealed;
 SELECT created_at FROM pending_displays WHERE session_hash = :sess;
-INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
-VALUES (:rule_day, :officer, :day_slot, 1, :day_expires)
-ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1;
+WITH counted AS (
+    INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
+    VALUES (:rule_day, :officer, :day_slot, 1, :day_expires)
+    ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1
+    RETURNING slot, hits)
+SELECT slot, hits FROM counted
+UNION ALL
 SELECT slot, hits FROM rate_slots
-WHERE rule = :rule_day AND bucket = :officer AND slot >= :day_oldest
+WHERE rule = :rule_day AND bucket = :officer AND slot >= :day_oldest AND slot <> :day_slot
 ORDER BY slot;
-INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
-VALUES (:rule_global, :shard, :global_slot, 1, :global_expires)
-ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1;
-SELECT slot, SUM(hits) AS hits FROM rate_slots
-WHERE rule = :rule_global AND slot >= :global_oldest
+WITH counted AS (
+    INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
+    VALUES (:rule_global, :shard, :global_slot, 1, :global_expires)
+    ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1
+    RETURNING slot, hits)
+SELECT slot, SUM(hits) AS hits FROM (
+    SELECT slot, hits FROM counted
+    UNION ALL
+    SELECT slot, hits FROM rate_slots
+    WHERE rule = :rule_global AND slot >= :global_oldest AND NOT (bucket = :shard AND slot = :global_slot)
+) AS window_slots
 GROUP BY slot ORDER BY slot;
 INSERT INTO teletans (id, hash, type, created_at, valid_until, redeemed_at, requested_by)
 VALUES (:teletan_id, :teletan_hash, :ttype,
