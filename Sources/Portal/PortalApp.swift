@@ -129,7 +129,7 @@ package final class PortalApp: Sendable {
     package func makeServiceGroup(handlingSignals: Bool) -> ServiceGroup {
         let app = Application(
             router: makeRouter(),
-            server: .http1OnEventLoop(),
+            server: .http1(configuration: HTTPServerDefaults.http1),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             logger: logger)
         let metrics = Application(

@@ -41,10 +41,6 @@ struct ConnectionCheckingDatabase: Database, SQLDatabase {
     /// close it between the check and the write.
     private func checked<T>(_ run: @escaping () -> EventLoopFuture<T>) -> EventLoopFuture<T> {
         guard let connection else { return run() }
-        // A handler running on the connection's event loop (the usual case) checks right here.
-        if connection.eventLoop.inEventLoop {
-            return connection.isClosed ? connection.eventLoop.makeFailedFuture(ConnectionLost()) : run()
-        }
         return connection.eventLoop.flatSubmit {
             connection.isClosed ? connection.eventLoop.makeFailedFuture(ConnectionLost()) : run()
         }

@@ -10,26 +10,19 @@ import SQLKit
 
 /// Owns the connection pools for one database and hands out `Database` values.
 ///
-/// SQLite gets a single connection on a single event loop of its own: every statement and
-/// transaction is serialised, which is what a single-file database wants (no "database is locked"
-/// under load). PostgreSQL gets a pool per event loop of NIO's shared event loop group, the one
-/// the HTTP listeners run on: a handler running on its connection's event loop
-/// (`EventLoopBoundChannel`) gets that loop's pool, so its statements are sent and answered on
-/// the thread it runs on, without a hop to another thread and back.
+/// SQLite gets a single connection on a single event loop: every statement and transaction is
+/// serialised, which is what a single-file database wants (no "database is locked" under load).
+/// PostgreSQL gets a pool per event loop.
 package final class PortalDatabase: Sendable {
     package let location: DatabaseLocation
     private let databases: Databases
     private let threadPool: NIOThreadPool
     private let eventLoopGroup: MultiThreadedEventLoopGroup
-    /// False for the shared group, which lives as long as the process.
-    private let ownsEventLoopGroup: Bool
 
     package init(location: DatabaseLocation, poolSize: Int = 8, logger: Logger) throws {
         self.location = location
-        self.ownsEventLoopGroup = location.isSQLite
-        self.eventLoopGroup = location.isSQLite ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : .singleton
-        // One pool per loop; together they hold `poolSize` connections (at least one per loop).
-        let loops = eventLoopGroup.makeIterator().reduce(0) { count, _ in count + 1 }
+        let loops = location.isSQLite ? 1 : 2
+        self.eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: loops)
         self.threadPool = NIOThreadPool(numberOfThreads: 2)
         threadPool.start()
         self.databases = Databases(threadPool: threadPool, on: eventLoopGroup)
@@ -49,6 +42,7 @@ package final class PortalDatabase: Sendable {
             } catch {
                 // The driver's error repeats the whole URL, password included: never pass it on.
                 try? threadPool.syncShutdownGracefully()
+                try? eventLoopGroup.syncShutdownGracefully()
                 throw DatabaseLocation.ParseError(description: "the PostgreSQL URL was not accepted (check host, port, database name and sslmode)")
             }
             databases.use(factory, as: .psql)
@@ -125,7 +119,7 @@ package final class PortalDatabase: Sendable {
     package func shutdown() async {
         await databases.shutdownAsync()
         try? await threadPool.shutdownGracefully()
-        if ownsEventLoopGroup { try? await eventLoopGroup.shutdownGracefully() }
+        try? await eventLoopGroup.shutdownGracefully()
     }
 
     private func withMigrationLock(logger: Logger, _ body: @escaping @Sendable () async throws -> Void) async throws {

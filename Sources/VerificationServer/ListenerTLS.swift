@@ -78,14 +78,12 @@ package struct ListenerTLS: Sendable {
         } catch {
             throw Failure(file: .privateKey, description: "the private key '\(privateKeyPath)' does not match the certificate '\(certificateChainPath)' or cannot be used")
         }
-        let configuration = requiresClientCertificate
-            ? TLSChannelConfiguration(tlsConfiguration: tls, customVerificationCallback: { _, promise in promise.succeed(.certificateVerified) })
-            : TLSChannelConfiguration(tlsConfiguration: tls)
-        // Handlers on the connection's event loop, as without TLS (EventLoopBoundChannel).
-        return HTTPServerBuilder { responder in
-            EventLoopBoundChannel(base: try TLSChannel(
-                HTTP1Channel(responder: responder, configuration: HTTPServerDefaults.http1), configuration: configuration))
+        guard requiresClientCertificate else {
+            return try .tls(.http1(configuration: HTTPServerDefaults.http1), tlsConfiguration: tls)
         }
+        return try .tls(.http1(configuration: HTTPServerDefaults.http1), configuration: TLSChannelConfiguration(
+            tlsConfiguration: tls,
+            customVerificationCallback: { _, promise in promise.succeed(.certificateVerified) }))
     }
 }
 

@@ -102,11 +102,11 @@ package final class VerificationServerApp: Sendable {
 
     /// HTTP/1.1, over TLS when configured (certificate files are read here, at start-up).
     package func makeAppServer() throws -> HTTPServerBuilder {
-        try configuration.appTLS?.serverBuilder() ?? .http1OnEventLoop()
+        try configuration.appTLS?.serverBuilder() ?? .http1(configuration: HTTPServerDefaults.http1)
     }
 
     package func makeInternalServer() throws -> HTTPServerBuilder {
-        try configuration.internalTLS?.serverBuilder() ?? .http1OnEventLoop()
+        try configuration.internalTLS?.serverBuilder() ?? .http1(configuration: HTTPServerDefaults.http1)
     }
 
     /// Both listeners and the retention job, stopped together on SIGTERM or SIGINT.
