@@ -47,6 +47,9 @@
 #   BENCH_PERF=0                1: profile the portal with perf (499 Hz, call graphs) from the end of
 #                               the BENCH_OFFICERS sign-in to the end of the window; the report
 #                               prints the top libraries and symbols (perf adds a few % of CPU)
+#   BENCH_MALLOC_COUNT=1        count the portal's heap allocations (scripts/bench/malloc_count.c, LD_PRELOAD;
+#                               needs cc); the report gives allocations per cycle. 0: run without it
+#   BENCH_KEEP_DIR              copy the run's raw files (JSON, pgbench logs, perf.data) to this directory
 #   BENCH_PORT                  portal port on 127.0.0.1 (default: a free one)
 #   BENCH_JSON                  append the results as one JSON line to this file
 set -euo pipefail
@@ -65,6 +68,7 @@ pool_size=${BENCH_POOL_SIZE:-8};         int_in BENCH_POOL_SIZE "$pool_size" 2 2
 verify_audit=${BENCH_VERIFY_AUDIT:-1}
 replay_at_pool=${BENCH_REPLAY_AT_POOL:-1}
 perf=${BENCH_PERF:-0}
+malloc_count=${BENCH_MALLOC_COUNT:-1}
 for unsupported in BENCH_TELETAN_INTERVAL BENCH_PACE BENCH_PGBENCH_CHAINED; do
   [[ -z ${!unsupported:-} ]] || note "warning: $unsupported is no longer supported and is ignored (see the header of $0)"
 done
@@ -94,9 +98,13 @@ trap 'for p in "${helpers[@]}"; do kill "$p" 2>/dev/null || true; done; stop_ser
 
 # --- Portal ----------------------------------------------------------------------------------
 portal=$(private_copy "$PORTAL_BIN")
+malloc_env=()
+if [[ $malloc_count == 1 ]]; then
+  malloc_env=($(malloc_counter_env "$tmp/malloc-count"))
+fi
 note "starting $PORTAL_BIN ($build) on 127.0.0.1:$port"
 start_server "the portal" "$tmp/portal.log" "http://127.0.0.1:$port/health/ready" \
-  "$portal" serve --host 127.0.0.1 --port "$port" --metrics-port "$((port + 1))" --database "$db_url" \
+  env "${malloc_env[@]}" "$portal" serve --host 127.0.0.1 --port "$port" --metrics-port "$((port + 1))" --database "$db_url" \
   --secret-file "$tmp/secret" --audit-checkpoint-key "$tmp/audit-checkpoint-key.pem" --pam-service teletan-portal-test \
   --teletan-interval 0s --teletans-per-user-per-day 10000000 --teletans-per-hour 100000000 \
   --database-pool-size "$pool_size" --log-level warning || die "the portal exited during start-up"
@@ -127,7 +135,7 @@ load_run() { # OFFICERS NAME [perf]
     helpers+=("$perf_pid")
   fi
   capture cpu-window --log "$tmp/load-$2.err" --warmup "$warmup" --seconds "$seconds" --portal-pid "$server_pid" \
-    --json-out "$tmp/cpu-$2.json" &
+    ${malloc_env:+--malloc-count-file "$tmp/malloc-count"} --json-out "$tmp/cpu-$2.json" &
   local cpu_pid=$!
   helpers+=("$cpu_pid")
   timeout --kill-after=10 $((warmup + seconds + 300)) \
@@ -168,8 +176,11 @@ replay_run() { # CLIENTS NAME
     (cd / && timeout --kill-after=10 $((warmup + 120)) "${cmd[@]}" -T "$warmup") >"$tmp/pgbench-$2-warmup.txt" 2>&1 || {
       tail -n 20 "$tmp/pgbench-$2-warmup.txt" >&2; die "pgbench failed (officer-cycle.sql, warm-up)"; }
   fi
+  # The p99 replay logs every transaction (-l): the report takes the replay's whole-cycle p99 from it.
+  local log=()
+  [[ $2 == p99 ]] && log=(-l --log-prefix "$tmp/pgbench-log-$2")
   capture pgbench --seconds "$seconds" --output "$tmp/pgbench-$2.txt" --json-out "$tmp/pgbench-$2.json" \
-    -- "${cmd[@]}" -T "$seconds" || { tail -n 20 "$tmp/pgbench-$2.txt" >&2; die "pgbench failed (officer-cycle.sql)"; }
+    -- "${cmd[@]}" "${log[@]}" -T "$seconds" || { tail -n 20 "$tmp/pgbench-$2.txt" >&2; die "pgbench failed (officer-cycle.sql)"; }
   if grep -q 'aborted' "$tmp/pgbench-$2.txt"; then
     tail -n 20 "$tmp/pgbench-$2.txt" >&2; die "pgbench aborted a client (officer-cycle.sql)"
   fi
@@ -187,6 +198,8 @@ replay_audit="not run"
 [[ $verify_audit == 1 ]] && replay_audit=$(verify)
 
 # --- Report ----------------------------------------------------------------------------------
+# The raw files (pgbench logs, perf data, JSON), for a second look; the directory is replaced.
+if [[ -n ${BENCH_KEEP_DIR:-} ]]; then rm -rf "$BENCH_KEEP_DIR" && cp -a "$tmp" "$BENCH_KEEP_DIR"; fi
 perf_args=()
 if [[ $perf == 1 && -s $tmp/perf.data ]]; then
   { perf report -i "$tmp/perf.data" --no-children --sort dso --stdio --percent-limit 1 2>/dev/null |
@@ -199,6 +212,7 @@ fi
 p99_args=()
 if (( p99_officers > 0 )); then
   p99_args=(--load-p99 "$tmp/load-p99.json" --cpu-p99 "$tmp/cpu-p99.json" --pgbench-p99 "$tmp/pgbench-p99.txt" --pgbench-p99-json "$tmp/pgbench-p99.json"
+            --pgbench-p99-log-prefix "$tmp/pgbench-log-p99"
             --peak-rss-p99-kib "$(cat "$tmp/peak-p99.kib" 2>/dev/null || echo 0)")
 fi
 python3 "$bench/report.py" --load "$tmp/load-main.json" --cpu "$tmp/cpu-main.json" --pgbench "$tmp/pgbench-main.txt" \

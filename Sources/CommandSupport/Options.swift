@@ -53,7 +53,7 @@ package enum OptionParser {
         guard let level = Logger.Level(rawValue: text.lowercased()) else {
             throw ConfigurationError(message: "--log-level (\(env)): expected trace, debug, info, notice, warning or error, got '\(text)'")
         }
-        LoggingSystem.bootstrap(StreamLogHandler.standardOutput)
+        LoggingSystem.bootstrap(DeferredMetadataLogHandler.init)
         var logger = Logger(label: label)
         logger.logLevel = level
         return logger

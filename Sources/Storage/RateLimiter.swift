@@ -38,8 +38,7 @@ package struct RateLimiter: Sendable {
     /// rule over its limit. Call it inside a transaction.
     package func consume(_ hits: [(rule: RateRule, key: String)], at now: Date, on db: any Database) async throws {
         for hit in hits {
-            try await increment(hit.rule, key: hit.key, at: now, on: db)
-            let slots = try await slots(hit.rule, key: hit.key, at: now, on: db)
+            let slots = try await incrementAndRead(hit.rule, key: hit.key, at: now, on: db)
             let total = slots.reduce(0) { $0 + $1.hits }
             if total > hit.rule.limit {
                 // The event just counted is not allowed, so it must not delay the retry.
@@ -54,13 +53,35 @@ package struct RateLimiter: Sendable {
     /// event takes the sum over the limit, and returns the new sum otherwise.
     @discardableResult
     package func consumeShared(_ rule: RateRule, shards: Int, at now: Date, on db: any Database) async throws -> Int {
-        try await increment(rule, key: "shard-\(Int.random(in: 0..<max(1, shards)))", at: now, on: db)
+        let shard = "shard-\(Int.random(in: 0..<max(1, shards)))"
         let oldest = Self.oldestSlot(rule, at: now)
-        let slots = try await sql(db).raw("""
-            SELECT slot, SUM(hits) AS hits FROM rate_slots
-            WHERE rule = \(bind: rule.name) AND slot >= \(bind: oldest)
-            GROUP BY slot ORDER BY slot
-            """).all(decoding: Slot.self)
+        let slots: [Slot]
+        if isPostgreSQL(db) {
+            // One statement (see incrementAndRead): the counted shard's slot from RETURNING, every
+            // other shard's slots from the table.
+            let (slot, expires) = Self.slotAndExpiry(rule, at: now)
+            slots = try await sql(db).raw("""
+                WITH counted AS (
+                    INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
+                    VALUES (\(bind: rule.name), \(bind: shard), \(bind: slot), 1, \(bind: expires))
+                    ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1
+                    RETURNING slot, hits)
+                SELECT slot, SUM(hits) AS hits FROM (
+                    SELECT slot, hits FROM counted
+                    UNION ALL
+                    SELECT slot, hits FROM rate_slots
+                    WHERE rule = \(bind: rule.name) AND slot >= \(bind: oldest) AND NOT (bucket = \(bind: shard) AND slot = \(bind: slot))
+                ) AS window_slots
+                GROUP BY slot ORDER BY slot
+                """).all(decoding: Slot.self)
+        } else {
+            try await increment(rule, key: shard, at: now, on: db)
+            slots = try await sql(db).raw("""
+                SELECT slot, SUM(hits) AS hits FROM rate_slots
+                WHERE rule = \(bind: rule.name) AND slot >= \(bind: oldest)
+                GROUP BY slot ORDER BY slot
+                """).all(decoding: Slot.self)
+        }
         let total = slots.reduce(0) { $0 + $1.hits }
         if total > rule.limit {
             throw RateLimitExceeded(rule: rule, retryAfter: retryAfter(rule, slots: slots, excess: total - rule.limit, now: now))
@@ -104,10 +125,42 @@ package struct RateLimiter: Sendable {
 
     // MARK: - Slots
 
-    private func increment(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws {
+    /// The slot an event at `now` counts in, and when that slot leaves every window.
+    static func slotAndExpiry(_ rule: RateRule, at now: Date) -> (slot: Int64, expires: Int64) {
         let width = Self.slotWidth(rule)
         let slot = Self.milliseconds(now) / width
-        let expires = (slot + Self.slotsPerWindow + 1) * width
+        return (slot, (slot + Self.slotsPerWindow + 1) * width)
+    }
+
+    /// Counts one event for `key` and returns the slots inside the window, the new count included.
+    ///
+    /// On PostgreSQL one statement, one round trip instead of two: the upsert returns the slot it
+    /// counted in, and the window's other slots are read beside it (what a data-modifying CTE
+    /// writes is not visible to the rest of its statement, so the counted slot must come from
+    /// RETURNING). The upsert locks the slot's row as before. SQLite has no data-modifying CTEs:
+    /// there it is the upsert and then the read.
+    private func incrementAndRead(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws -> [Slot] {
+        guard isPostgreSQL(db) else {
+            try await increment(rule, key: key, at: now, on: db)
+            return try await slots(rule, key: key, at: now, on: db)
+        }
+        let (slot, expires) = Self.slotAndExpiry(rule, at: now)
+        return try await sql(db).raw("""
+            WITH counted AS (
+                INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
+                VALUES (\(bind: rule.name), \(bind: key), \(bind: slot), 1, \(bind: expires))
+                ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1
+                RETURNING slot, hits)
+            SELECT slot, hits FROM counted
+            UNION ALL
+            SELECT slot, hits FROM rate_slots
+            WHERE rule = \(bind: rule.name) AND bucket = \(bind: key) AND slot >= \(bind: Self.oldestSlot(rule, at: now)) AND slot <> \(bind: slot)
+            ORDER BY slot
+            """).all(decoding: Slot.self)
+    }
+
+    private func increment(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws {
+        let (slot, expires) = Self.slotAndExpiry(rule, at: now)
         try await sql(db).raw("""
             INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
             VALUES (\(bind: rule.name), \(bind: key), \(bind: slot), 1, \(bind: expires))

@@ -204,14 +204,25 @@ def cmd_cpu_window(args, psql: list[str]) -> int:
     else:
         return 1
     time.sleep(args.warmup + 0.1)
-    cpu0, m0 = cpu_now(args.portal_pid), time.monotonic()
+    cpu0, m0, a0 = cpu_now(args.portal_pid), time.monotonic(), allocations(args.malloc_count_file)
     time.sleep(args.seconds)
-    cpu1, m1 = cpu_now(args.portal_pid), time.monotonic()
+    cpu1, m1, a1 = cpu_now(args.portal_pid), time.monotonic(), allocations(args.malloc_count_file)
     window, used = m1 - m0, cpu_used(cpu0, cpu1)
     cores = {k: round(used[k] / window, 3) for k in ("portal", "postgres", "busy")}
     cores["machine"] = round(used["total"] / window, 3)
-    write_json(args.json_out, {"cpu_cores_used": cores, "window_seconds": round(window, 3)})
+    result = {"cpu_cores_used": cores, "window_seconds": round(window, 3)}
+    if a0 is not None and a1 is not None:
+        result["portal_allocations_per_s"] = round((a1 - a0) / window, 1)
+    write_json(args.json_out, result)
     return 0
+
+
+def allocations(path: str | None) -> int | None:
+    """The server's heap allocations so far, as malloc_count.so last wrote them (every 20 ms)."""
+    try:
+        return int(open(path).read().strip()) if path else None
+    except (OSError, ValueError):
+        return None
 
 
 def main() -> int:
@@ -242,6 +253,7 @@ def main() -> int:
     p.add_argument("--warmup", type=float, required=True)
     p.add_argument("--seconds", type=float, required=True)
     p.add_argument("--portal-pid", type=int, required=True)
+    p.add_argument("--malloc-count-file", help="the file malloc_count.so writes the portal's allocations to")
     p.add_argument("--json-out", required=True)
     args = parser.parse_args()
     psql = args.psql.split()

@@ -120,6 +120,13 @@ start_server() { # LABEL LOG READY_URL COMMAND...: background, wait up to 60 s; 
   die "$label did not become ready within 60 s"
 }
 
+malloc_counter_env() { # FILE -> the environment that makes the server count its heap allocations into FILE
+  command -v cc >/dev/null || die "counting allocations needs cc (or set BENCH_MALLOC_COUNT=0)"
+  [[ -e $tmp/malloc_count.so ]] ||
+    cc -O2 -shared -fPIC -o "$tmp/malloc_count.so" "$bench/malloc_count.c" -lpthread || die "cannot build malloc_count.so"
+  echo "LD_PRELOAD=$tmp/malloc_count.so MALLOC_COUNT_FILE=$1"
+}
+
 private_copy() { # BINARY -> a copy in $tmp, so a rebuild during the run cannot disturb it
   cp "$1" "$tmp/$(basename "$1")"
   echo "$tmp/$(basename "$1")"

@@ -75,17 +75,27 @@ ON CONFLICT (nonce_hash) DO NOTHING
 RETURNING nonce_hash;
 DELETE FROM pending_displays WHERE session_hash = :sess AND created_at <= :cutoff RETURNING session_hash, sealed;
 SELECT created_at FROM pending_displays WHERE session_hash = :sess;
-INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
-VALUES (:rule_day, :officer, :day_slot, 1, :day_expires)
-ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1;
+WITH counted AS (
+    INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
+    VALUES (:rule_day, :officer, :day_slot, 1, :day_expires)
+    ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1
+    RETURNING slot, hits)
+SELECT slot, hits FROM counted
+UNION ALL
 SELECT slot, hits FROM rate_slots
-WHERE rule = :rule_day AND bucket = :officer AND slot >= :day_oldest
+WHERE rule = :rule_day AND bucket = :officer AND slot >= :day_oldest AND slot <> :day_slot
 ORDER BY slot;
-INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
-VALUES (:rule_global, :shard, :global_slot, 1, :global_expires)
-ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1;
-SELECT slot, SUM(hits) AS hits FROM rate_slots
-WHERE rule = :rule_global AND slot >= :global_oldest
+WITH counted AS (
+    INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
+    VALUES (:rule_global, :shard, :global_slot, 1, :global_expires)
+    ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1
+    RETURNING slot, hits)
+SELECT slot, SUM(hits) AS hits FROM (
+    SELECT slot, hits FROM counted
+    UNION ALL
+    SELECT slot, hits FROM rate_slots
+    WHERE rule = :rule_global AND slot >= :global_oldest AND NOT (bucket = :shard AND slot = :global_slot)
+) AS window_slots
 GROUP BY slot ORDER BY slot;
 INSERT INTO teletans (id, hash, type, created_at, valid_until, redeemed_at, requested_by)
 VALUES (:teletan_id, :teletan_hash, :ttype,
@@ -94,9 +104,10 @@ INSERT INTO pending_displays (session_hash, sealed, created_at)
 VALUES (:sess, :sealed, :now)
 ON CONFLICT (session_hash) DO NOTHING
 RETURNING session_hash;
-INSERT INTO issued_teletans (id, issued_by, fingerprint, type, reference, issued_at, valid_until, health_authority, revoked_at)
+INSERT INTO issued_teletans (id, issued_by, fingerprint, type, reference, issued_at, valid_until, health_authority, revoked_at,
+                             call_id, revoke_reason, revoke_note)
 VALUES (:issued_id, :officer, :fingerprint, :ttype, :teletan_id, :now,
-        :valid_until, :health_authority, NULL);
+        :valid_until, :health_authority, NULL, :health_authority, NULL, NULL);
 WITH head AS (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE),
 entry AS (
     INSERT INTO audit_log (seq, occurred_at, actor, role, action, outcome, address, request_id, subject, details, prev_hash, hash)
