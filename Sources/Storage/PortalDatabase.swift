@@ -96,15 +96,6 @@ package final class PortalDatabase: Sendable {
         }
     }
 
-    /// Drops everything the migrations created. Only tests use this.
-    package func revertAll(_ migrations: [any Migration], logger: Logger) async throws {
-        let all = Migrations()
-        all.add(migrations)
-        let migrator = Migrator(databases: databases, migrations: all, logger: logger, on: eventLoopGroup.any(), migrationLogLevel: .debug)
-        try await migrator.setupIfNeeded().get()
-        try await migrator.revertAllBatches().get()
-    }
-
     /// True when a trivial query succeeds; for `/health/ready`.
     package func isReachable(logger: Logger) async -> Bool {
         do {

@@ -22,7 +22,7 @@ struct RealmTokenPayload: JWTPayload {
         [preferred_username, sub].compactMap { $0?.trimmingCharacters(in: .whitespaces) }.first { !$0.isEmpty }
     }
 
-    /// Only the signature is checked by jwt-kit; ``RealmTokenPayload/isCurrent(at:)`` checks the
+    /// Only the signature is checked by jwt-kit; ``RealmTokenPayload/isCurrent(at:allowedClockSkew:)`` checks the
     /// times with the server's clock.
     func verify(using algorithm: some JWTAlgorithm) throws {}
 

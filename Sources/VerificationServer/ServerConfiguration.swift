@@ -1,10 +1,10 @@
 import Foundation
 import Storage
 
-/// Settings of `verification-server serve` (docs/configuration.md, "Verification server").
+/// Settings of `verification-server serve` (docs/configuration.md, "`verification-server serve` and `verification-server migrate`").
 package struct ServerConfiguration: Sendable {
     package var host = "127.0.0.1"
-    /// App-facing API (registration token, TAN, test result), health and metrics.
+    /// App-facing API (registration token, TAN, test result) and health.
     package var port = 8081
     /// teleTAN creation and TAN verification; a separate listener, so these endpoints do not
     /// exist on the app-facing port. Expose it only to portals and the submission server.

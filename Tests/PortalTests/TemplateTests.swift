@@ -98,7 +98,7 @@ final class TemplateTests: XCTestCase {
     /// (two rows where a row's flag chooses between sections), so that every section is entered.
     static var samples: [any PageModel] {
         let entry = EntryItem(
-            seq: "7", time: "24 Nov 2026, 10:00:07 CET", timeISO: "2026-11-24T09:00:07.000Z", actor: "admin", role: "admin",
+            seq: "7", time: "24 Nov 2026, 10:00:07 CET", timeISO: "2026-11-24T09:00:07.000Z", actor: "admin",
             action: "audit.view", outcome: "success", outcomeLabel: "Success", roleLabel: "Administrator", address: "192.0.2.1",
             subjectShort: "call:1234", details: "page=search", rawDetails: "page=search")
         let event = EventSection(

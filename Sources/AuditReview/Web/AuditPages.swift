@@ -6,7 +6,6 @@ struct EntryItem: TemplateValues {
     let time: String
     let timeISO: String
     let actor: String?
-    let role: String?
     let action: String
     /// As stored (`success`), for the row's class; `outcomeLabel` in the page's language.
     let outcome: String

@@ -8,7 +8,7 @@ extension EntryItem {
         self.init(
             seq: String(row.seq), time: renderer.auditTime(row.occurred_at, in: language),
             timeISO: AuditTime.iso8601(milliseconds: row.milliseconds),
-            actor: row.actor, role: row.role, action: row.action, outcome: row.outcome,
+            actor: row.actor, action: row.action, outcome: row.outcome,
             outcomeLabel: renderer.label("audit_outcome_\(row.outcome)", or: row.outcome, in: language),
             roleLabel: row.role.map { renderer.label("role_\($0)", or: $0, in: language) },
             address: row.address,

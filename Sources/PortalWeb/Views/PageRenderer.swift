@@ -79,15 +79,6 @@ package struct PageRenderer: Sendable {
         return date.formatted(style)
     }
 
-    /// ``dateTime(_:in:)`` to the second, for the audit trail ("24 Nov 2026, 10:00:07 CET").
-    package func preciseDateTime(_ date: Date, in language: Language) -> String {
-        var style = Date.FormatStyle.dateTime.day().month(.abbreviated).year()
-            .hour(.twoDigits(amPM: .omitted)).minute().second().timeZone(.specificName(.short))
-            .locale(Locale(identifier: language.locale))
-        style.timeZone = timeZone
-        return date.formatted(style)
-    }
-
     /// A day without its year as people of `language` read it, in the authority's time zone
     /// ("24 Nov", "24. Nov."): chart axes and their tables.
     package func dayAndMonth(_ date: Date, in language: Language) -> String {
