@@ -346,11 +346,8 @@ struct SignInController: Sendable {
     ) throws -> Response {
         let pre = preSession(request)
         let page = SignInPage(
-            csrf: csrf.token(forPreSession: pre.value),
-            username: username.map(SignInPolicy.auditableName),
-            notice: notice.map { renderer.text($0, in: context.language) },
-            error: error.map { renderer.text($0, in: context.language, errorValues) },
-            details: details)
+            csrf: csrf.token(forPreSession: pre.value), typedName: username, noticeKey: notice, errorKey: error,
+            errorValues: errorValues, details: details, renderer: renderer, language: context.language)
         var response = try renderer.page(page, status: status, context: context)
         if pre.isNew {
             response.setCookie(Cookie(
@@ -364,13 +361,9 @@ struct SignInController: Sendable {
         guard !pre.isNew else { throw HTTPError(.forbidden, message: "sign-in step without the portal_presession cookie this portal set") }
         let token = csrf.token(forPreSession: pre.value)
         if challenge.phase == .passwordChange {
-            return try renderer.page(PasswordChangePage(csrf: token, messages: challenge.messages), context: context)
+            return try renderer.page(PasswordChangePage(csrf: token, challenge: challenge), context: context)
         }
-        return try renderer.page(
-            SignInStepPage(
-                csrf: token, prompt: challenge.prompt.trimmingCharacters(in: .whitespaces), echo: challenge.echo,
-                messages: challenge.messages),
-            context: context)
+        return try renderer.page(SignInStepPage(csrf: token, challenge: challenge), context: context)
     }
 
     static func clearConversationCookie(secure: Bool) -> Cookie {

@@ -61,11 +61,7 @@ package struct RateLimiter: Sendable {
             // other shard's slots from the table.
             let (slot, expires) = Self.slotAndExpiry(rule, at: now)
             slots = try await sql(db).raw("""
-                WITH counted AS (
-                    INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
-                    VALUES (\(bind: rule.name), \(bind: shard), \(bind: slot), 1, \(bind: expires))
-                    ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1
-                    RETURNING slot, hits)
+                WITH counted AS (\(Self.countOne(rule, key: shard, slot: slot, expires: expires)) RETURNING slot, hits)
                 SELECT slot, SUM(hits) AS hits FROM (
                     SELECT slot, hits FROM counted
                     UNION ALL
@@ -146,11 +142,7 @@ package struct RateLimiter: Sendable {
         }
         let (slot, expires) = Self.slotAndExpiry(rule, at: now)
         return try await sql(db).raw("""
-            WITH counted AS (
-                INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
-                VALUES (\(bind: rule.name), \(bind: key), \(bind: slot), 1, \(bind: expires))
-                ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1
-                RETURNING slot, hits)
+            WITH counted AS (\(Self.countOne(rule, key: key, slot: slot, expires: expires)) RETURNING slot, hits)
             SELECT slot, hits FROM counted
             UNION ALL
             SELECT slot, hits FROM rate_slots
@@ -161,11 +153,17 @@ package struct RateLimiter: Sendable {
 
     private func increment(_ rule: RateRule, key: String, at now: Date, on db: any Database) async throws {
         let (slot, expires) = Self.slotAndExpiry(rule, at: now)
-        try await sql(db).raw("""
-            INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
-            VALUES (\(bind: rule.name), \(bind: key), \(bind: slot), 1, \(bind: expires))
-            ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1
-            """).run()
+        try await sql(db).raw(Self.countOne(rule, key: key, slot: slot, expires: expires)).run()
+    }
+
+    /// The upsert that counts one event in `key`'s slot; it row-locks the slot's row until the
+    /// transaction ends. On its own, or as the data-modifying part of the one-statement reads.
+    private static func countOne(_ rule: RateRule, key: String, slot: Int64, expires: Int64) -> SQLQueryString {
+        """
+        INSERT INTO rate_slots (rule, bucket, slot, hits, expires_ms)
+        VALUES (\(bind: rule.name), \(bind: key), \(bind: slot), 1, \(bind: expires))
+        ON CONFLICT (rule, bucket, slot) DO UPDATE SET hits = rate_slots.hits + 1
+        """
     }
 
     private struct Slot: Decodable { let slot: Int64; let hits: Int }

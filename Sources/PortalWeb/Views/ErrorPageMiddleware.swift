@@ -87,7 +87,7 @@ struct ErrorPageMiddleware: RouterMiddleware {
         var allowed = HTTPFields()
         if let retry = headers[.retryAfter] { allowed[.retryAfter] = retry }
         if let allow = headers[.allow] { allowed[.allow] = allow }
-        let page = ErrorPage(status: status.code, message: message ?? renderer.text("error_\(status.code)", in: context.language))
+        let page = ErrorPage(status: status, message: message, renderer: renderer, language: context.language)
         return try renderer.page(page, status: status, context: context, headers: allowed)
     }
 }
