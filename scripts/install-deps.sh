@@ -88,7 +88,13 @@ PYTHON
 then
   echo "Python modules of Tests/requirements.txt already present at their pinned versions."
 else
-  python3 -m pip install --quiet --root-user-action=ignore -r "$requirements"
+  # Debian's own python3 refuses pip outside a virtual environment (PEP 668, "externally
+  # managed"); these are test tools for this machine only, so install them beside the system's.
+  pip_flags=()
+  if [[ -n $(python3 -c 'import sys, sysconfig, os; print(sys.prefix == sys.base_prefix and os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")) or "")') ]]; then
+    pip_flags+=(--break-system-packages)
+  fi
+  python3 -m pip install --quiet --root-user-action=ignore "${pip_flags[@]}" -r "$requirements"
 fi
 
 # Swift is a prerequisite, not installed here (it lives in /opt/swift).

@@ -17,7 +17,7 @@ final class TemplateTests: XCTestCase {
     func testEveryTemplateUsesOnlyNamesItsModelHas() throws {
         let renderer = try Self.renderer()
         let user = UserBanner(username: "officer", csrf: "token", roles: "Officer")
-        for page in Self.samples {
+        for page in Self.samples + Self.emptySamples {
             for language in Language.allCases {
                 for user in [user, nil] {
                     let check = TemplateCheck()
@@ -64,6 +64,33 @@ final class TemplateTests: XCTestCase {
         XCTAssertEqual(html, "[|no][outer]")
     }
 
+    /// Every kind of value a model may hold renders as Mustache shows it; a number type other
+    /// than `Int` (which encodes itself through a single-value container) does not recurse.
+    func testEveryKindOfValueRenders() throws {
+        let renderer = try Self.renderer(extra: [
+            "test/kinds": "{{text}}|{{flag}}|{{count}}|{{big}}|{{small}}|{{ratio}}|{{kind}}|{{#rows}}[{{text}}]{{/rows}}|{{missing}}|{{#empty(none)}}none{{/empty(none)}}",
+        ])
+        let html = try renderer.html(KindsPage(), language: .english, requestID: "request", user: nil)
+        XCTAssertEqual(html, "a &amp; b|true|3|9000000000|7|0.5|second|[x][y]||none")
+    }
+
+    private struct KindsPage: PageModel {
+        enum Kind: String, Encodable { case first, second }
+        struct Row: TemplateValues { let text: String }
+        static let template = "test/kinds"
+        let titleKey = "app_name"
+        let text = "a & b"
+        let flag = true
+        let count = 3
+        let big: Int64 = 9_000_000_000
+        let small: UInt8 = 7
+        let ratio = 0.5
+        let kind = Kind.second
+        let rows = [Row(text: "x"), Row(text: "y")]
+        let missing: String? = nil
+        let none: [Row] = []
+    }
+
     private struct ProbePage: PageModel {
         static let template = "test/probe"
         let titleKey = "app_name"
@@ -95,7 +122,8 @@ final class TemplateTests: XCTestCase {
     }
 
     /// One or more models of every page, with every optional value set and every list filled
-    /// (two rows where a row's flag chooses between sections), so that every section is entered.
+    /// (two rows where a row's flag chooses between sections), so that every section is entered;
+    /// ``emptySamples`` enters the inverted ones.
     static var samples: [any PageModel] {
         let entry = EntryItem(
             seq: "7", time: "24 Nov 2026, 10:00:07 CET", timeISO: "2026-11-24T09:00:07.000Z", actor: "admin",
@@ -201,6 +229,62 @@ final class TemplateTests: XCTestCase {
                 items: [.init(scope: "user", scopeLabel: "User", key: "officer", until: "10:15", failures: "5", others: "192.0.2.1",
                               lastAttempt: "10:00", entriesLink: "/admin/audit?actor=officer&action=signin")],
                 notice: "Lifted"),
+        ]
+    }
+
+    /// The pages whose templates have inverted sections, with every optional nil, every list empty
+    /// and every flag false, so that the `{{^x}}` and `{{#empty(x)}}` branches are entered too.
+    static var emptySamples: [any PageModel] {
+        let entry = EntryItem(
+            seq: "7", time: "24 Nov 2026, 10:00:07 CET", timeISO: "2026-11-24T09:00:07.000Z", actor: nil, action: "audit.view",
+            outcome: "success", outcomeLabel: "Success", roleLabel: nil, address: nil, subjectShort: nil, details: "", rawDetails: "")
+        let event = EventSection(
+            authorities: [], reasonValue: "", reasonError: nil, directNonce: nil, twoPerson: false, ownRequests: [], toApprove: [],
+            waitingForApproval: "", approvedOwn: [], notice: nil)
+        let noCall = RecentPage.Call(id: "c1", startedAt: nil, outcome: nil)
+        return [
+            SignInPage(csrf: "token", username: nil, notice: nil, error: nil, details: []),
+            HomePage(
+                teleTANWasHidden: false, teleTANWaiting: false, issueNonce: "nonce", mayIssue: true, event: event,
+                links: .init(recent: true, hotline: false, overview: false, audit: false, sessions: false)),
+            ResultPage(
+                groups: [.init(text: "ABC", spelled: "Alfa - Bravo - Charlie")], type: "TEST", healthAuthority: nil, reference: nil,
+                callID: nil, validUntil: "24 Nov", validUntilISO: "2026-11-24T10:00:00Z", hideAfterSeconds: 60, hiddenAfterText: "Hidden"),
+            EventRequestPage(event: event),
+            RecentPage(items: [], notice: nil, statusUnknown: false),
+            RecentPage(
+                items: [.init(id: "i1", reference: "R-1", type: "TEST", healthAuthority: nil, issuedAt: "10:00", validUntil: "11:00",
+                              status: "Redeemed", statusKey: "redeemed", revokeReason: nil, call: noCall, mayRevoke: false)],
+                notice: nil, statusUnknown: false),
+            RevokePage(
+                id: "i1", reference: "R-1", type: "TEST", healthAuthority: nil, issuedAt: "10:00", call: nil,
+                reasons: [.init(code: "wrong_person", label: "Wrong person", checked: false)], note: "", maxNote: 80, problem: nil, error: nil),
+            HotlineHomePage(openCalls: [], callbacksWaiting: "0 waiting", notice: nil, mayViewOverview: false),
+            CallPage(
+                callID: "c1", startedAt: "10:00", fromCallback: false, caller: nil, idleNotice: nil, idleSeconds: 1800,
+                sayCallback: "We delete your number …", step: .checks,
+                checks: [.init(id: "identity", label: "Identity", say: nil, sayOther: nil, required: false, checked: false, missing: false)],
+                issueNonce: nil, form: .init(phone: nil, name: nil, errorField: nil), outcomes: [], error: nil, notice: nil,
+                repeatWarning: nil, teleTANWaiting: false, otherLanguage: "de", readBack: nil, endedSummary: nil),
+            CallbackQueuePage(intro: "The queue", entries: [], closed: [], notice: nil),
+            CallbackPage(id: "b1", phone: "0171 234", phoneLink: "tel:+49171234", name: "Caller", queuedAt: "10:00", attempts: "1 of 3",
+                         repeatWarning: nil, holdUntil: "10:15"),
+            OverviewPage(outcomes: [], totalToday: 0, totalWeek: 0, callbacksWaiting: 0, oldestWait: nil, days: []),
+            SearchPage(
+                form: .init(actor: "", action: "", outcomes: [], from: "", to: "", address: "", subject: "", showOwnViews: false,
+                            invalid: [], teleTANFields: []),
+                knownActions: [], filterError: nil, entries: [], filtered: false, olderLink: nil, newerLink: nil, newestLink: nil,
+                csvLink: "/admin/audit/export.csv", jsonlLink: "/admin/audit/export.jsonl", lookupError: nil,
+                integrity: .init(lastRun: nil, checkpoint: nil), verifyNotice: nil),
+            EntryPage(
+                entry: entry, requestID: nil, subject: nil, details: [], previousHash: "00", hash: "11", actorLink: nil, subjectLink: nil,
+                teleTANLink: nil, previousLink: nil, nextLink: "/admin/audit/entries/8"),
+            TeleTANPage(
+                found: false, issuedAt: nil, issuedBy: nil, issuanceLink: nil, type: nil, validUntil: nil, status: nil, statusKey: nil,
+                callLink: nil, entries: [], subjectLink: "/admin/audit?subject=ff"),
+            ChartsPage(charts: [], timeZone: "Europe/Berlin"),
+            SessionsPage(items: [], notice: nil),
+            LockoutsPage(items: [], notice: nil),
         ]
     }
 }

@@ -61,8 +61,8 @@ package struct TeleTANIssuer: Sendable {
         self.now = now
     }
 
-    /// Issues as the variant below, checking `nonce` now: for callers without a form (for a
-    /// submitted form, ``FormCheck`` has checked its nonce already).
+    /// Issues as the variant below, checking `nonce` now: for callers without a form (the domain
+    /// tests; for a submitted form, ``FormCheck`` has checked its nonce already).
     package func issue(
         type: TeleTANType, by user: ActingUser, nonce: String, for purpose: IssuancePurpose = IssuancePurpose()
     ) async throws -> Outcome {

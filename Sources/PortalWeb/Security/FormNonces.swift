@@ -54,7 +54,8 @@ package struct FormNonces: Sendable {
         return Checked(random: nonce.prefix(32), made: made, key: key, sessionHash: sessionHash)
     }
 
-    /// Checks the nonce now and uses it up (``consume(_:on:)``).
+    /// Checks the nonce now and uses it up (``consume(_:on:)``): for callers without a form (the
+    /// tests of the nonces themselves).
     package func consume(_ nonce: String, sessionHash: String, now: Date, on db: any Database) async throws -> Claim {
         try await consume(check(nonce, sessionHash: sessionHash, now: now), on: db)
     }

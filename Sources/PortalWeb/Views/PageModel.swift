@@ -42,8 +42,8 @@ struct RenderedPage: MustacheParent {
     init(
         page: some PageModel, t: [String: String], lang: String, otherLang: String, requestID: String,
         assetVersion: String, title: String, user: UserBanner?
-    ) {
-        self.page = TemplateEncoder.object(page)
+    ) throws {
+        self.page = try TemplateEncoder.page(page)
         hidesLanguageSwitch = page.hidesLanguageSwitch
         self.t = t
         self.lang = lang

@@ -55,7 +55,7 @@ package struct PageRenderer: Sendable {
         _ page: Page, language: Language, requestID: String, user: UserBanner?, checking: TemplateCheck? = nil
     ) throws -> String {
         let texts = strings[language]
-        let rendered = RenderedPage(
+        let rendered = try RenderedPage(
             page: page, t: texts, lang: language.rawValue, otherLang: language.other.rawValue,
             requestID: requestID, assetVersion: assetVersion,
             title: texts[page.titleKey] ?? texts["app_name"] ?? "", user: user)

@@ -22,20 +22,35 @@ final class TemplateObject: MustacheParent {
 /// becomes a ``TemplateObject``, a list an array, text a ``TemplateText``, a nil a ``NoValue``
 /// (a declared nil renders empty and does not fall back to an enclosing model's value).
 enum TemplateEncoder {
-    static func object(_ model: some TemplateValues) -> TemplateObject {
-        // Page models hold only text, numbers, flags, lists and models, none of which throws.
-        (try? value(model)) as? TemplateObject ?? TemplateObject(model: model)
+    /// A page model for its render; throws what a model's own `encode(to:)` throws (the
+    /// compiler's never does), so the page becomes the 500 page with the error logged.
+    static func page(_ model: some TemplateValues) throws -> TemplateObject {
+        try value(model) as? TemplateObject ?? TemplateObject(model: model)
+    }
+
+    /// A model a derived value returns: as ``page(_:)``, and an empty value should its encoding fail.
+    static func object(_ model: some TemplateValues) -> Any {
+        (try? value(model)) ?? NoValue()
     }
 
     static func value<T: Encodable>(_ value: T) throws -> Any {
+        if let primitive = primitive(value) { return primitive }
+        let encoder = ValueEncoder(model: value as? any TemplateValues)
+        try value.encode(to: encoder)
+        return encoder.result
+    }
+
+    /// Text, flags and numbers as Mustache shows them. Every other number type and `Date` encode
+    /// themselves as one of these through a single-value container, so they end here too.
+    fileprivate static func primitive(_ value: Any) -> Any? {
         switch value {
-        case let text as String: return TemplateText(text: text)
-        case let flag as Bool: return flag
-        case let number as Int: return number
-        default:
-            let encoder = ValueEncoder(model: value as? any TemplateValues)
-            try value.encode(to: encoder)
-            return encoder.result
+        case let text as String: TemplateText(text: text)
+        case let flag as Bool: flag
+        case let number as Int: number
+        case let number as any BinaryInteger: TemplateText(text: "\(number)")
+        case let number as Double: number
+        case let number as Float: Double(number)
+        default: nil
         }
     }
 }
@@ -138,5 +153,8 @@ private struct SingleContainer: SingleValueEncodingContainer {
     var codingPath: [any CodingKey] { [] }
 
     mutating func encodeNil() { encoder.single = NoValue() }
-    mutating func encode<T: Encodable>(_ value: T) throws { encoder.single = try TemplateEncoder.value(value) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        // A primitive encodes itself through this container: taking it as it is ends the recursion.
+        encoder.single = try TemplateEncoder.primitive(value) ?? TemplateEncoder.value(value)
+    }
 }
