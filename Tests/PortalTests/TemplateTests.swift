@@ -280,7 +280,7 @@ final class TemplateTests: XCTestCase {
                 entry: entry, requestID: nil, subject: nil, details: [], previousHash: "00", hash: "11", actorLink: nil, subjectLink: nil,
                 teleTANLink: nil, previousLink: nil, nextLink: "/admin/audit/entries/8"),
             TeleTANPage(
-                found: false, issuedAt: nil, issuedBy: nil, issuanceLink: nil, type: nil, validUntil: nil, status: nil, statusKey: nil,
+                found: false, issuedAt: nil, issuedBy: nil, issuanceLink: nil, type: nil, validUntil: nil, status: "Unknown", statusKey: "unknown",
                 callLink: nil, entries: [], subjectLink: "/admin/audit?subject=ff"),
             ChartsPage(charts: [], timeZone: "Europe/Berlin"),
             SessionsPage(items: [], notice: nil),
