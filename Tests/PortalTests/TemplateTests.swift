@@ -74,6 +74,25 @@ final class TemplateTests: XCTestCase {
         XCTAssertEqual(html, "a &amp; b|true|3|9000000000|7|0.5|second|[x][y]||none")
     }
 
+    /// A model with its own `encode(to:)` that fills a list through a nested container: the list
+    /// is read as it stands when the render looks it up.
+    func testAListFilledThroughANestedContainerRenders() throws {
+        let renderer = try Self.renderer(extra: ["test/nested": "{{#rows}}[{{.}}]{{/rows}}"])
+        XCTAssertEqual(try renderer.html(NestedListPage(), language: .english, requestID: "request", user: nil), "[a][b]")
+    }
+
+    private struct NestedListPage: PageModel {
+        static let template = "test/nested"
+        var titleKey: String { "app_name" }
+        enum Keys: String, CodingKey { case rows }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            var rows = container.nestedUnkeyedContainer(forKey: .rows)
+            try rows.encode("a")
+            try rows.encode("b")
+        }
+    }
+
     private struct KindsPage: PageModel {
         enum Kind: String, Encodable { case first, second }
         struct Row: TemplateValues { let text: String }

@@ -12,7 +12,6 @@ final class TemplateObject: MustacheParent {
     }
 
     func child(named name: String) -> Any? {
-        if let list = values[name] as? ListStorage { return list.items }
         if let value = values[name] { return value }
         return model?.derivedValue(named: name).mustacheValue
     }
@@ -85,7 +84,11 @@ private final class ValueEncoder: Encoder {
 }
 
 fileprivate final class ListStorage {
-    var items: [Any] = []
+    /// Called with the items after every change, for a list stored in an object while it fills.
+    var onChange: (([Any]) -> Void)?
+    var items: [Any] = [] {
+        didSet { onChange?(items) }
+    }
 }
 
 private struct ObjectContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
@@ -116,9 +119,12 @@ private struct ObjectContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        // Filled after it is stored: the object reads the storage's items when asked.
+        // Filled after it is stored: each change is written into the object, so that a lookup
+        // stays a plain dictionary read.
         let storage = ListStorage()
-        object.values[key.stringValue] = storage
+        let object = object, name = key.stringValue
+        object.values[name] = [Any]()
+        storage.onChange = { object.values[name] = $0 }
         return ListContainer(storage: storage)
     }
 
