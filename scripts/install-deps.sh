@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages and Python test tools the portal needs for
-# building, testing, the browser tests and the benchmark.
+# building, testing, the browser tests and the benchmarks.
 # Idempotent: apt is only touched when a package is missing, because
 # `apt-get update` alone takes a while. Run as root on Debian 12.
 set -euo pipefail
@@ -14,7 +14,6 @@ packages=(
   systemd                 # systemd-analyze verify of the checkpoint units (Tests/backup)
   chromium chromium-driver       # Selenium browser tests
   firefox-esr             # the browser many authorities standardise on (driven over WebDriver BiDi)
-  wrk                     # HTTP benchmark
   passwd procps curl      # useradd/chpasswd/chage, pgrep/ps, HTTP checks
   openssl                 # test certificates for TLS and mutual TLS
   python3-pip
