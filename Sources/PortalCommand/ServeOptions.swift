@@ -15,7 +15,7 @@ import VerificationClient
 
 /// Options shared by `serve` and `migrate`.
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: "sqlite:PATH or postgres://user:password@host:port/database (env PORTAL_DATABASE)")
+    @Option(help: "sqlite:PATH or postgres://user:password@host:port/database[?sslmode=MODE], sslmode and sslrootcert as in libpq (env PORTAL_DATABASE)")
     var database: String = Environment.value("PORTAL_DATABASE") ?? "sqlite:portal.sqlite"
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error (env PORTAL_LOG_LEVEL)")
