@@ -122,8 +122,11 @@ struct ServeOptions: ParsableArguments {
     @OptionGroup var auditKey: AuditCheckpointKeyOption
     @OptionGroup var auditSchedule: AuditScheduleOptions
 
-    @Flag(help: "Trust X-Forwarded-For/-Proto from a reverse proxy (env PORTAL_TRUST_PROXY=1)")
-    var trustProxy = Environment.flag("PORTAL_TRUST_PROXY")
+    // The flag starts false and the variable is read beside it: ArgumentParser's debug builds
+    // refuse a flag whose initial value is true (PORTAL_TRUST_PROXY=1 in portal.env).
+    @Flag(name: .customLong("trust-proxy"), help: "Trust X-Forwarded-For/-Proto from a reverse proxy (env PORTAL_TRUST_PROXY=1)")
+    var trustProxyFlag = false
+    var trustProxy: Bool { trustProxyFlag || Environment.flag("PORTAL_TRUST_PROXY") }
     @Option(help: "Directory of HTML templates to use instead of the built-in ones (env PORTAL_TEMPLATES)")
     var templates: String? = Environment.value("PORTAL_TEMPLATES")
     @Option(help: "Directory of static files to use instead of the built-in ones (env PORTAL_PUBLIC)")
