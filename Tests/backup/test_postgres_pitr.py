@@ -28,7 +28,7 @@ import pytest
 
 from support import database as database_helper
 
-from backup_support import DEPLOY, OFFICER, checkpoint_seq, missing_report, mode, script
+from backup_support import DEPLOY, OFFICER, REPO, checkpoint_seq, missing_report, mode, script
 
 VERSION, CLUSTER, PORT = "15", "teletan_pitr", 18450
 DATA = Path(f"/var/lib/postgresql/{VERSION}/{CLUSTER}")
@@ -111,6 +111,14 @@ def entries() -> list[str]:
     return psql("SELECT seq || ' ' || hash FROM audit_log ORDER BY seq", "teletan").splitlines()
 
 
+def restore_report() -> str:
+    """Runbook 9.5's restore report, as written there: "seq|occurred_at" of the last entry restored."""
+    guide = (REPO / "docs/deployment.md").read_text()
+    query = re.search(r"psql -d teletan -Atc \\\n\s+'([^']+)'\s+# the last entry restored", guide)
+    assert query, "the restore report's query is not in docs/deployment.md section 9.5"
+    return psql(query.group(1), "teletan")
+
+
 def teletans() -> list[str]:
     return psql("SELECT hash FROM teletans ORDER BY hash", "teletan").splitlines()
 
@@ -166,8 +174,8 @@ def test_point_in_time_recovery_loses_nothing_and_an_older_dump_is_reported(clus
     recover()
     assert entries() == before, "entries lost or changed by the recovery"
     assert teletans() == teletans_before, "teleTANs lost or changed by the recovery"
-    # The restore report's time: every transaction up to it is back (here: the last one).
-    assert psql("SELECT pg_last_xact_replay_timestamp() >= max(occurred_at) FROM audit_log", "teletan") == "t"
+    # The restore report (runbook 9.5): the last entry restored, here the last one written.
+    assert restore_report().split("|")[0] == before[-1].split()[0]
     verified = portal.run("audit", "verify", "--full")
     assert verified.returncode == 0, verified
     checked = portal.run("audit", "verify", "--checkpoint", str(out))
@@ -285,3 +293,35 @@ def test_the_disk_lost_too_synchronous_wal_on_a_second_machine_restores_every_co
     finally:
         stop_receiver(receiver)
     assert received_before.exists()
+
+
+def test_the_archive_alone_the_restore_report_names_the_time_from_which_on_nothing_is_vouched_for(cluster, portals):
+    """Runbook 9.5 with neither the old pg_wal nor a receiver's folder: the script says what is
+    lost, and the restore report's entry divides the entries exactly: every entry written up to
+    its time is back, every one lost was written after it."""
+    backups = cluster
+    portal = portals(database=f"postgres://teletan:teletan@127.0.0.1:{PORT}/teletan?sslmode=disable")
+    portal.start()
+    officer = portal.client().signed_in(*OFFICER)
+    portal.issue(officer, 2)
+    base = script("pg-base-backup.sh", str(backups / "base"), "-p", str(PORT), user="postgres")
+    assert base.returncode == 0, base
+    portal.issue(officer, 4)
+    portal.kill()
+    written = dict(line.split("|") for line in psql(
+        "SELECT seq, to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') FROM audit_log", "teletan").splitlines())
+    kill_postgres_within_archive_timeout(backups / "wal")
+    shutil.rmtree(DATA)
+
+    restored = script("pg-restore-base-backup.sh", base.stdout.strip(), str(DATA), user="postgres")
+    assert restored.returncode == 0, restored
+    assert ("no unarchived WAL given: transactions committed after the last archived segment are lost; nothing written "
+            "after the last audit entry restored is vouched for (docs/deployment.md section 9.5)") in restored.stdout
+    recover()
+    last_seq = restore_report().split("|")[0]
+    report = written[last_seq]
+    kept = set(psql("SELECT seq FROM audit_log", "teletan").splitlines())
+    lost = set(written) - kept
+    assert lost, "nothing lost: the failure was not within archive_timeout"
+    assert all(written[seq] <= report for seq in kept), (report, written)
+    assert all(written[seq] > report for seq in lost), (report, written)

@@ -49,7 +49,7 @@ if [ -n "$unarchived" ]; then
     echo "copied $copied WAL files from $unarchived"
 else
     echo "no unarchived WAL given: transactions committed after the last archived segment are lost;" \
-        "after recovery, SELECT pg_last_xact_replay_timestamp() is the time from which on nothing is vouched for"
+        "nothing written after the last audit entry restored is vouched for (docs/deployment.md section 9.5)"
 fi
 touch "$data/recovery.signal"
 echo "restored $base into $data; start the cluster to replay the WAL"
