@@ -52,6 +52,7 @@ let package = Package(
             .product(name: "AsyncKit", package: "async-kit"),
             .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
             .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The append-only, hash-chained audit trail.

@@ -93,7 +93,9 @@ control() {
     echo "Architecture: $architecture"
     echo "Maintainer: $maintainer"
     echo "Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)"
-    echo "Depends: adduser, $depends"
+    # ca-certificates: the system's trust store (/etc/ssl/certs) for PostgreSQL's sslmode=verify-full
+    # and https peers; without it every certificate check fails.
+    echo "Depends: adduser, ca-certificates, $depends"
     echo "Section: net"
     echo "Priority: optional"
     printf 'Description: %s\n' "$1"

@@ -94,7 +94,12 @@ package enum MigrateCommand {
             states = migrations.map { MigrationState(name: $0.name, appliedAt: nil) }
             print("database file \(path) does not exist yet: `migrate` (or the first start) creates it")
         } else {
-            let database = try PortalDatabase(location: location, logger: logger)
+            let database: PortalDatabase
+            do {
+                database = try PortalDatabase(location: location, logger: logger)
+            } catch {
+                throw CommandFailure(message: "cannot read the migration status: \(StartupError.describe(error))")
+            }
             do {
                 states = try await database.migrationStatus(migrations, logger: logger)
                 await database.shutdown()

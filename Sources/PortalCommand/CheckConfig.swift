@@ -109,6 +109,9 @@ struct CheckConfig: AsyncParsableCommand {
         let database: PortalDatabase
         do {
             database = try PortalDatabase(location: location, logger: logger)
+        } catch let error as DatabaseLocation.ParseError {
+            problems.add("\(flag): \(error.description)")  // e.g. no trust store for sslmode=verify-full
+            return
         } catch {
             problems.add("\(flag): \(StartupError.describe(error))")
             return

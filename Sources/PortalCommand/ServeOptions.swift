@@ -15,7 +15,7 @@ import VerificationClient
 
 /// Options shared by `serve` and `migrate`.
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: "sqlite:PATH or postgres://user:password@host:port/database (env PORTAL_DATABASE)")
+    @Option(help: "sqlite:PATH or postgres://user:password@host:port/database[?sslmode=MODE], sslmode and sslrootcert as in libpq (env PORTAL_DATABASE)")
     var database: String = Environment.value("PORTAL_DATABASE") ?? "sqlite:portal.sqlite"
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error (env PORTAL_LOG_LEVEL)")
@@ -122,8 +122,11 @@ struct ServeOptions: ParsableArguments {
     @OptionGroup var auditKey: AuditCheckpointKeyOption
     @OptionGroup var auditSchedule: AuditScheduleOptions
 
-    @Flag(help: "Trust X-Forwarded-For/-Proto from a reverse proxy (env PORTAL_TRUST_PROXY=1)")
-    var trustProxy = Environment.flag("PORTAL_TRUST_PROXY")
+    // The flag starts false and the variable is read beside it: ArgumentParser's debug builds
+    // refuse a flag whose initial value is true (PORTAL_TRUST_PROXY=1 in portal.env).
+    @Flag(name: .customLong("trust-proxy"), help: "Trust X-Forwarded-For/-Proto from a reverse proxy (env PORTAL_TRUST_PROXY=1)")
+    var trustProxyFlag = false
+    var trustProxy: Bool { trustProxyFlag || Environment.flag("PORTAL_TRUST_PROXY") }
     @Option(help: "Directory of HTML templates to use instead of the built-in ones (env PORTAL_TEMPLATES)")
     var templates: String? = Environment.value("PORTAL_TEMPLATES")
     @Option(help: "Directory of static files to use instead of the built-in ones (env PORTAL_PUBLIC)")

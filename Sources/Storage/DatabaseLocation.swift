@@ -10,13 +10,11 @@ package enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Accepts `sqlite:PATH`, a bare path, or `postgres://user:pass@host:port/db`
-    /// (`postgresql://` too).
+    /// (`postgresql://` too) with libpq's `sslmode` and `sslrootcert` (``PostgresURL``).
     package init(parsing text: String) throws {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.hasPrefix("postgres://") || trimmed.hasPrefix("postgresql://") {
-            guard let url = URL(string: trimmed), url.host != nil, url.path.count > 1 else {
-                throw ParseError(description: "expected postgres://user:password@host:port/database")
-            }
+            _ = try PostgresURL(trimmed)  // sslmode and sslrootcert as libpq reads them
             self = .postgres(url: trimmed)
         } else if trimmed.hasPrefix("sqlite:") {
             let path = String(trimmed.dropFirst("sqlite:".count))

@@ -36,16 +36,16 @@ package final class PortalDatabase: Sendable {
             }
             databases.use(.sqlite(.file(path), sqlLogLevel: .trace), as: .sqlite)
         case .postgres(let url):
-            let factory: DatabaseConfigurationFactory
+            let configuration: SQLPostgresConfiguration
             do {
-                factory = try .postgres(url: url, maxConnectionsPerEventLoop: max(1, poolSize / loops), sqlLogLevel: .trace)
+                // Its errors name the setting at fault, never the password.
+                configuration = try PostgresURL(url).configuration()
             } catch {
-                // The driver's error repeats the whole URL, password included: never pass it on.
                 try? threadPool.syncShutdownGracefully()
                 try? eventLoopGroup.syncShutdownGracefully()
-                throw DatabaseLocation.ParseError(description: "the PostgreSQL URL was not accepted (check host, port, database name and sslmode)")
+                throw error
             }
-            databases.use(factory, as: .psql)
+            databases.use(.postgres(configuration: configuration, maxConnectionsPerEventLoop: max(1, poolSize / loops), sqlLogLevel: .trace), as: .psql)
         }
     }
 

@@ -390,9 +390,9 @@ class PostgresCluster:
             assert result.returncode == 0, f"{command[0]} failed ({result.returncode}): {result.stdout}\n{result.stderr}"
         return result
 
-    def start(self) -> None:
+    def start(self, extra_options: str = "") -> None:
         options = (f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.directory} "
-                   "-c fsync=off -c max_connections=60")
+                   f"-c fsync=off -c max_connections=60 {extra_options}")
         self._as_postgres(self.bin / "pg_ctl", "-D", self.data, "-l", self.log, "-w", "-t", "30", "-o", options, "start")
 
     def stop(self, mode: str = "fast") -> None:

@@ -165,6 +165,32 @@ def test_check_config_passes_a_good_configuration_read_from_the_environment(tmp_
     assert result.stdout.startswith("configuration OK"), result.stdout
 
 
+def documented_settings(text: str) -> dict[str, str]:
+    """The NAME=VALUE lines of an env file (comments skipped)."""
+    pairs = [line.strip().split("=", 1) for line in text.splitlines() if re.match(r"\s*PORTAL_[A-Z_]+=", line)]
+    return {name: value for name, value in pairs}
+
+
+def test_check_config_says_ok_with_the_documented_portal_env_and_the_unit_reads_only_it(tmp_path):
+    """Section 4's portal.env and the shipped one (with this test's files, database and PAM
+    service), behind nginx with an https public URL: `check-config` through as-portal says OK.
+    The units pass `serve` no option, so serve reads the same settings as every as-portal command."""
+    environment = prepared(tmp_path)
+    guide = (REPO / "docs/deployment.md").read_text()
+    section_4 = guide.split("## 4. Configuration", 1)[1].split("The same settings exist", 1)[0]
+    shipped = (REPO / "docs/deploy/portal.env").read_text()
+    for text in (section_4, shipped):
+        settings = documented_settings(text) | environment
+        settings.setdefault("PORTAL_PUBLIC_URL", "https://teletan.example.org")
+        assert settings["PORTAL_PUBLIC_URL"].startswith("https://")
+        result = check_config(tmp_path, [], environment=settings)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.stdout.startswith("configuration OK"), result.stdout
+    for unit in ("teletan-portal.service", "teletan-portal@.service"):
+        exec_start = [line for line in (REPO / "docs/deploy" / unit).read_text().splitlines() if line.startswith("ExecStart=")]
+        assert exec_start == ["ExecStart=/usr/bin/portal serve"], f"{unit}: {exec_start}"
+
+
 def test_check_config_reports_every_problem_one_line_each_and_creates_nothing(tmp_path):
     environment = prepared(tmp_path)
     (tmp_path / "portal.secret").chmod(0o644)

@@ -138,6 +138,14 @@ def test_1_lintian_reports_no_errors(debs):
     assert result.returncode == 0 and not errors, result.stdout + result.stderr
 
 
+def test_1_both_depend_on_the_system_trust_store(debs):
+    """ca-certificates: without /etc/ssl/certs no certificate can be checked (a PostgreSQL URL
+    with sslmode=verify-full, an https verification server or realm)."""
+    for deb in debs:
+        depends = [name.strip().split()[0] for name in run("dpkg-deb", "-f", str(deb), "Depends").stdout.split(",")]
+        assert "ca-certificates" in depends, f"{deb.name}: {depends}"
+
+
 # ---------------------------------------------------------------------------------------------
 # 2. Installed: files, users, units, version
 

@@ -1,0 +1,148 @@
+import Foundation
+import NIOSSL
+import PostgresKit
+
+/// A `postgres://` URL read with libpq's meaning of `sslmode` and `sslrootcert`
+/// (PostgreSQL's "SSL Support" chapter), so that a URL that works with psql works here.
+/// PostgresKit's own parser checks the certificate and host name in every TLS mode, so
+/// Debian's default cluster (TLS with a self-signed "snakeoil" certificate) fails with it.
+package struct PostgresURL: Sendable, Equatable {
+    package enum SSLMode: String, Sendable, CaseIterable {
+        case disable, allow, prefer, require
+        case verifyCA = "verify-ca"
+        case verifyFull = "verify-full"
+    }
+
+    /// Whose certificates the server's chain must end in.
+    package enum TrustRoots: Sendable, Equatable {
+        case system
+        case file(String)
+    }
+
+    /// What is checked of the server's certificate when TLS is used.
+    package enum Verification: Sendable, Equatable {
+        case none
+        case chain(TrustRoots)
+        case chainAndHostName(TrustRoots)
+    }
+
+    package enum TLS: Sendable, Equatable {
+        case disable
+        /// TLS when the server offers it, plain otherwise.
+        case prefer(Verification)
+        case require(Verification)
+    }
+
+    package let host: String
+    package let port: Int
+    package let username: String
+    package let password: String?
+    package let database: String
+    package let tls: TLS
+
+    private static let parameters = ["sslmode", "sslrootcert"]
+
+    package init(_ text: String) throws {
+        guard let components = URLComponents(string: text), ["postgres", "postgresql"].contains(components.scheme),
+              let host = components.host, !host.isEmpty, let username = components.user, !username.isEmpty,
+              components.path.count > 1 else {
+            throw DatabaseLocation.ParseError(description: "expected postgres://user:password@host:port/database")
+        }
+        var values: [String: String] = [:]
+        for item in components.queryItems ?? [] {
+            guard Self.parameters.contains(item.name) else {
+                throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's parameter \"\(item.name)\" is not understood (only \(Self.parameters.joined(separator: " and ")))")
+            }
+            values[item.name] = item.value ?? ""
+        }
+        self.host = host
+        self.port = components.port ?? 5432
+        self.username = username
+        self.password = components.password
+        self.database = String(components.path.dropFirst()).removingPercentEncoding ?? String(components.path.dropFirst())
+        self.tls = try Self.tls(mode: values["sslmode"], rootCertificate: values["sslrootcert"])
+    }
+
+    /// libpq: without sslmode, prefer; `require` with a root certificate file checks the chain like
+    /// verify-ca, and so does every other TLS mode given one; `sslrootcert=system` (libpq 16) is the
+    /// system's trust store and allows verify-full only. verify-ca and verify-full without
+    /// sslrootcert use the system's trust store too (libpq would look for ~/.postgresql/root.crt,
+    /// which a service user does not have). `allow` (plain first, then TLS) is taken as prefer:
+    /// PostgresNIO cannot try plain first.
+    private static func tls(mode text: String?, rootCertificate: String?) throws -> TLS {
+        let roots: TrustRoots? = switch rootCertificate {
+        case nil, "": nil
+        case "system": .system
+        case let path?: .file(path)
+        }
+        let mode: SSLMode
+        if let text {
+            guard let parsed = SSLMode(rawValue: text) else {
+                throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's sslmode=\(text) is not one of \(SSLMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            mode = parsed
+        } else {
+            mode = roots == .system ? .verifyFull : .prefer
+        }
+        if roots == .system, mode != .verifyFull {
+            throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's sslrootcert=system needs sslmode=verify-full (as in libpq), not \(mode.rawValue)")
+        }
+        let checked: Verification = roots.map { .chain($0) } ?? .none
+        switch mode {
+        case .disable: return .disable
+        case .allow, .prefer: return .prefer(checked)
+        case .require: return .require(checked)
+        case .verifyCA: return .require(.chain(roots ?? .system))
+        case .verifyFull: return .require(.chainAndHostName(roots ?? .system))
+        }
+    }
+
+    /// The driver's configuration. `systemTrustStore`: where the system's trust store is looked
+    /// for (NIOSSL's places on Debian); a check that names it when it is missing, because NIOSSL
+    /// then fails with an error that does not.
+    package func configuration(systemTrustStore: [String] = ["/etc/ssl/certs/ca-certificates.crt", "/etc/ssl/certs"]) throws -> SQLPostgresConfiguration {
+        let connectionTLS: PostgresConnection.Configuration.TLS
+        switch tls {
+        case .disable: connectionTLS = .disable
+        case .prefer(let verification): connectionTLS = .prefer(try context(verification, systemTrustStore: systemTrustStore))
+        case .require(let verification): connectionTLS = .require(try context(verification, systemTrustStore: systemTrustStore))
+        }
+        return SQLPostgresConfiguration(hostname: host, port: port, username: username, password: password,
+                                        database: database, tls: connectionTLS)
+    }
+
+    private func context(_ verification: Verification, systemTrustStore: [String]) throws -> NIOSSLContext {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        let roots: TrustRoots?
+        switch verification {
+        case .none:
+            configuration.certificateVerification = .none
+            roots = nil
+        case .chain(let trusted):
+            configuration.certificateVerification = .noHostnameVerification
+            roots = trusted
+        case .chainAndHostName(let trusted):
+            configuration.certificateVerification = .fullVerification
+            roots = trusted
+        }
+        switch roots {
+        case nil:
+            break
+        case .system:
+            guard systemTrustStore.contains(where: { FileManager.default.fileExists(atPath: $0) }) else {
+                throw DatabaseLocation.ParseError(description: "the PostgreSQL URL asks to check the server's certificate against the system's trust store, but \(systemTrustStore.joined(separator: " and ")) do not exist: install the package ca-certificates, or name the server's CA with sslrootcert=FILE")
+            }
+            configuration.trustRoots = .default
+        case .file(let path):
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's sslrootcert=\(path) cannot be read (missing, or not readable by this user)")
+            }
+            configuration.trustRoots = .file(path)
+        }
+        do {
+            return try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's TLS settings do not work: \(error)")
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Storage
+import XCTest
+
+/// `sslmode` and `sslrootcert` as libpq reads them (PostgresURL); the connections themselves, with
+/// psql as the oracle, are Tests/faults/test_postgres_tls.py.
+final class PostgresURLTests: XCTestCase {
+    private let base = "postgres://teletan:S3cret-Pass@db.example.org:5433/teletan"
+
+    private func tls(_ query: String) throws -> PostgresURL.TLS {
+        try PostgresURL(base + query).tls
+    }
+
+    func testEverySSLModeMeansWhatItMeansToLibpq() throws {
+        XCTAssertEqual(try tls(""), .prefer(.none), "libpq's default is prefer, without a certificate check")
+        XCTAssertEqual(try tls("?sslmode=disable"), .disable)
+        XCTAssertEqual(try tls("?sslmode=allow"), .prefer(.none))
+        XCTAssertEqual(try tls("?sslmode=prefer"), .prefer(.none))
+        XCTAssertEqual(try tls("?sslmode=require"), .require(.none), "require does not check the certificate")
+        XCTAssertEqual(try tls("?sslmode=verify-ca"), .require(.chain(.system)))
+        XCTAssertEqual(try tls("?sslmode=verify-full"), .require(.chainAndHostName(.system)))
+        // A root certificate file: require checks the chain as verify-ca does (libpq).
+        XCTAssertEqual(try tls("?sslmode=require&sslrootcert=/etc/ca.pem"), .require(.chain(.file("/etc/ca.pem"))))
+        XCTAssertEqual(try tls("?sslmode=verify-ca&sslrootcert=/etc/ca.pem"), .require(.chain(.file("/etc/ca.pem"))))
+        XCTAssertEqual(try tls("?sslmode=verify-full&sslrootcert=/etc/ca.pem"), .require(.chainAndHostName(.file("/etc/ca.pem"))))
+        XCTAssertEqual(try tls("?sslrootcert=/etc/ca.pem"), .prefer(.chain(.file("/etc/ca.pem"))))
+        // sslrootcert=system (libpq 16): the system's store, verify-full by default and only.
+        XCTAssertEqual(try tls("?sslrootcert=system"), .require(.chainAndHostName(.system)))
+        XCTAssertEqual(try tls("?sslrootcert=system&sslmode=verify-full"), .require(.chainAndHostName(.system)))
+    }
+
+    func testTheRestOfTheURL() throws {
+        let url = try PostgresURL("postgresql://teletan_portal:p%40ss%3Aword@127.0.0.1/teletan")
+        XCTAssertEqual(url.host, "127.0.0.1")
+        XCTAssertEqual(url.port, 5432)
+        XCTAssertEqual(url.username, "teletan_portal")
+        XCTAssertEqual(url.password, "p@ss:word")
+        XCTAssertEqual(url.database, "teletan")
+    }
+
+    func testWrongSettingsAreNamedWithoutThePassword() {
+        let cases = [
+            ("?sslmode=verify_full", "sslmode=verify_full is not one of disable, allow, prefer, require, verify-ca, verify-full"),
+            ("?tlsmode=require", "parameter \"tlsmode\" is not understood (only sslmode and sslrootcert)"),
+            ("?sslmode=require&sslrootcert=system", "sslrootcert=system needs sslmode=verify-full (as in libpq), not require"),
+        ]
+        for (query, expected) in cases {
+            XCTAssertThrowsError(try DatabaseLocation(parsing: base + query), query) { error in
+                XCTAssertTrue("\(error)".contains(expected), "\(query): \(error)")
+                XCTAssertFalse("\(error)".contains("S3cret"), "\(query): \(error)")
+            }
+        }
+    }
+
+    func testAMissingTrustStoreIsNamed() throws {
+        let url = try PostgresURL(base + "?sslmode=verify-full")
+        XCTAssertThrowsError(try url.configuration(systemTrustStore: ["/nonexistent/ca-certificates.crt", "/nonexistent/certs"])) { error in
+            XCTAssertEqual("\(error)", "the PostgreSQL URL asks to check the server's certificate against the system's trust store, but /nonexistent/ca-certificates.crt and /nonexistent/certs do not exist: install the package ca-certificates, or name the server's CA with sslrootcert=FILE")
+        }
+        // Modes that check nothing need no trust store.
+        for query in ["", "?sslmode=require", "?sslmode=disable"] {
+            XCTAssertNoThrow(try PostgresURL(base + query).configuration(systemTrustStore: ["/nonexistent/certs"]), query)
+        }
+        XCTAssertThrowsError(try PostgresURL(base + "?sslmode=verify-ca&sslrootcert=/nonexistent/root.crt").configuration()) { error in
+            XCTAssertEqual("\(error)", "the PostgreSQL URL's sslrootcert=/nonexistent/root.crt cannot be read (missing, or not readable by this user)")
+        }
+    }
+}
