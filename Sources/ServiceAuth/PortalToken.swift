@@ -6,6 +6,10 @@ import TeleTAN
 /// What a portal asserts when it asks the verification server for a teleTAN: which officer,
 /// with which CWA roles, for the next minute. Signed with the portal's own ES256 key.
 package struct PortalTokenPayload: JWTPayload, Equatable {
+    /// The audience a portal names and a verification server expects unless configured
+    /// otherwise (`--verification-audience`, `--audience`).
+    package static let defaultAudience = "teletan-verification-server"
+
     package var sub: SubjectClaim
     package var roles: [String]
     package var iat: IssuedAtClaim
@@ -80,7 +84,7 @@ package struct PortalTokenSigner: Sendable {
     private let keys: JWTKeyCollection
     package let keyID: String
 
-    package init(privateKeyPath: String) async throws {
+    package init(privateKeyPath: String, audience: String = PortalTokenPayload.defaultAudience) async throws {
         let key = try PortalKeys.loadPrivateKey(at: privateKeyPath)
         keyID = PortalKeys.thumbprint(of: key.publicKey)
         keys = JWTKeyCollection()
@@ -102,7 +106,7 @@ package struct PortalTokenVerifier: Sendable {
     private let keys: JWTKeyCollection
     package let trustedPortals: [String]
 
-    package init(publicKeyPaths: [String]) async throws {
+    package init(publicKeyPaths: [String], audience: String = PortalTokenPayload.defaultAudience) async throws {
         keys = JWTKeyCollection()
         var thumbprints: [String] = []
         for path in publicKeyPaths {

@@ -12,6 +12,7 @@ import NIOHTTP1
 struct CWARequestMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     static let maxBodySize = 10_000
+    static let malformedBody = "malformed JSON"
     let trustProxy: Bool
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
