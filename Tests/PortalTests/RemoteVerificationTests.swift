@@ -122,7 +122,8 @@ final class RemoteVerificationTests: XCTestCase {
             try await PortalHarness.run(verification: other) { portal in
                 let page = try await portal.signedIn(.officer).pressIssue()
                 XCTAssertEqual(page.status, .serviceUnavailable)
-                XCTAssertEqual(try await portal.auditActions("teletan.issue").last?.detailValues["reason"], "service_refused_credentials")
+                let failure = try await portal.auditActions("teletan.issue").last
+                XCTAssertEqual(failure?.detailValues["reason"], "service_refused_credentials")
             }
             XCTAssertTrue(log.lines.contains { $0.message.contains("HTTP 401") && $0.message.contains("--verification-audience") },
                           "\(log.lines.map(\.message))")
@@ -130,7 +131,8 @@ final class RemoteVerificationTests: XCTestCase {
             let signer = try await PortalTokenSigner(privateKeyPath: server.privateKeyPath, audience: name)
             let named = RemoteVerificationService(baseURL: "http://127.0.0.1:\(server.port)", signer: signer)
             try await PortalHarness.run(verification: named) { portal in
-                XCTAssertNotNil(try await portal.signedIn(.officer).issueTeleTAN().flatMap { TeleTAN($0) })
+                let shown = try await portal.signedIn(.officer).issueTeleTAN()
+                XCTAssertNotNil(shown.flatMap { TeleTAN($0) })
             }
             await named.shutdown()
         }
