@@ -59,6 +59,17 @@ package enum OptionParser {
         return logger
     }
 
+    /// A JWT audience (`aud`): up to 200 printable characters without spaces, e.g. a name or a URL.
+    package static func audience(_ text: String, flag: String, env: String) throws -> String {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard (1...200).contains(trimmed.count),
+              trimmed.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F && !$0.properties.isWhitespace && $0.properties.generalCategory != .control })
+        else {
+            throw ConfigurationError(message: "\(flag) (\(env)): expected a name of 1 to 200 characters without spaces, such as a URL, got '\(text)'")
+        }
+        return trimmed
+    }
+
     package static func name(_ text: String, flag: String, env: String) throws -> String {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, !trimmed.contains(where: { $0.isWhitespace || $0 == "/" }) else {

@@ -94,6 +94,8 @@ struct ServeOptions: ParsableArguments {
     var verificationKey: String? = Environment.value("PORTAL_VERIFICATION_KEY")
     @Option(help: "With --verification-auth cwa: the X.509 certificate (PEM) of --verification-key, published for the verification server on the metrics listener; default cwa-certificate.pem (env PORTAL_VERIFICATION_CERTIFICATE)")
     var verificationCertificate: String? = Environment.value("PORTAL_VERIFICATION_CERTIFICATE")
+    @Option(help: "With --verification-auth portal: the audience (aud) the tokens name, the verification server's --audience; default teletan-verification-server, the server's default (env PORTAL_VERIFICATION_AUDIENCE)")
+    var verificationAudience: String? = Environment.value("PORTAL_VERIFICATION_AUDIENCE")
     @Option(help: "Longest wait for the verification server (env PORTAL_VERIFICATION_TIMEOUT)")
     var verificationTimeout: String = Environment.value("PORTAL_VERIFICATION_TIMEOUT") ?? "5s"
     @Option(help: "Client certificate (PEM) for a verification server that requires mutual TLS (env PORTAL_VERIFICATION_CLIENT_CERTIFICATE)")
@@ -276,6 +278,10 @@ struct ServeOptions: ParsableArguments {
         if verificationAuth == "portal", verificationCertificate != nil {
             throw ConfigurationError(message: "--verification-certificate (PORTAL_VERIFICATION_CERTIFICATE): only used with --verification-auth cwa")
         }
+        // CWA's tokens carry no audience (its server does not read one).
+        if verificationAuth == "cwa", verificationAudience != nil {
+            throw ConfigurationError(message: "--verification-audience (PORTAL_VERIFICATION_AUDIENCE): only used with --verification-auth portal")
+        }
         guard verificationServer != "embedded" else {
             if verificationAuth == "cwa" {
                 throw ConfigurationError(message: "--verification-auth (PORTAL_VERIFICATION_AUTH): cwa needs a remote --verification-server URL, not 'embedded'")
@@ -309,7 +315,10 @@ struct ServeOptions: ParsableArguments {
         let keyFlag = "--verification-key (PORTAL_VERIFICATION_KEY)"
         guard verificationAuth == "cwa" else {
             do {
-                return (try await PortalTokenSigner(privateKeyPath: verificationKey ?? PortalKeys.privateKeyFile), nil)
+                let audience = try verificationAudience.map {
+                    try OptionParser.audience($0, flag: "--verification-audience", env: "PORTAL_VERIFICATION_AUDIENCE")
+                } ?? PortalTokenPayload.defaultAudience
+                return (try await PortalTokenSigner(privateKeyPath: verificationKey ?? PortalKeys.privateKeyFile, audience: audience), nil)
             } catch let error as PortalKeys.Failure {
                 throw ConfigurationError(message: "\(keyFlag): \(error.description)")
             }

@@ -4,16 +4,25 @@ import JWTKit
 import TeleTAN
 
 /// What a portal asserts when it asks the verification server for a teleTAN: which officer,
-/// with which CWA roles, for the next minute. Signed with the portal's own ES256 key.
+/// with which CWA roles, for which server (`aud`), for the next minute. Signed with the portal's
+/// own ES256 key.
 package struct PortalTokenPayload: JWTPayload, Equatable {
+    /// The audience a portal names and a verification server expects unless configured
+    /// otherwise (`--verification-audience`, `--audience`).
+    package static let defaultAudience = "teletan-verification-server"
+
     package var sub: SubjectClaim
     package var roles: [String]
+    /// The server the token is for: a server refuses a token that does not name it, so one
+    /// server (or anyone who sees its traffic) cannot replay a portal's token at another.
+    package var aud: AudienceClaim
     package var iat: IssuedAtClaim
     package var exp: ExpirationClaim
 
-    package init(username: String, roles: [String], issuedAt: Date, lifetime: TimeInterval = 60) {
+    package init(username: String, roles: [String], audience: String, issuedAt: Date, lifetime: TimeInterval = 60) {
         sub = SubjectClaim(value: username)
         self.roles = roles
+        aud = AudienceClaim(value: [audience])
         iat = IssuedAtClaim(value: issuedAt)
         exp = ExpirationClaim(value: issuedAt.addingTimeInterval(lifetime))
     }
@@ -75,20 +84,29 @@ package enum PortalKeys {
     }
 }
 
-/// Signs short-lived tokens for one portal.
+/// Signs short-lived tokens for one portal and one verification server (`audience`).
 package struct PortalTokenSigner: Sendable {
     private let keys: JWTKeyCollection
     package let keyID: String
+    package let audience: String
 
-    package init(privateKeyPath: String) async throws {
+    package init(privateKeyPath: String, audience: String = PortalTokenPayload.defaultAudience) async throws {
         let key = try PortalKeys.loadPrivateKey(at: privateKeyPath)
         keyID = PortalKeys.thumbprint(of: key.publicKey)
+        self.audience = audience
         keys = JWTKeyCollection()
         await keys.add(ecdsa: key, kid: JWKIdentifier(string: keyID))
     }
 
+    /// A token whose signature has s ≤ n/2: the server refuses the other twin (``ES256Signature``),
+    /// and jwt-kit signs either.
     package func token(username: String, roles: [String], now: Date = Date()) async throws -> String {
-        try await keys.sign(PortalTokenPayload(username: username, roles: roles, issuedAt: now), kid: JWKIdentifier(string: keyID))
+        let token = try await keys.sign(PortalTokenPayload(username: username, roles: roles, audience: audience, issuedAt: now),
+                                        kid: JWKIdentifier(string: keyID))
+        guard let dot = token.lastIndex(of: "."), let signature = Base64URL.decode(token[token.index(after: dot)...]) else {
+            return token
+        }
+        return String(token[...dot]) + Base64URL.encode(ES256Signature.lowS(signature))
     }
 }
 
@@ -101,8 +119,11 @@ package struct PortalTokenVerifier: Sendable {
 
     private let keys: JWTKeyCollection
     package let trustedPortals: [String]
+    /// The `aud` a token must name: this server's name.
+    package let audience: String
 
-    package init(publicKeyPaths: [String]) async throws {
+    package init(publicKeyPaths: [String], audience: String = PortalTokenPayload.defaultAudience) async throws {
+        self.audience = audience
         keys = JWTKeyCollection()
         var thumbprints: [String] = []
         for path in publicKeyPaths {
@@ -120,16 +141,22 @@ package struct PortalTokenVerifier: Sendable {
     package static let allowedClockSkew: TimeInterval = 60
 
     /// The portal (key thumbprint) and payload, or nil for an unsigned, wrongly signed, expired
-    /// or untrusted token, one whose header names another algorithm than ES256, one issued in
-    /// the future or valid for longer than ``maximumLifetime``, or one without a subject.
+    /// or untrusted token, one whose header names another algorithm than ES256, one whose
+    /// signature is the malleable (high-S) twin of a valid one, one for another audience (or
+    /// none), one issued in the future or valid for longer than ``maximumLifetime``, or one
+    /// without a subject. (So `exp` is never more than ``maximumLifetime`` plus
+    /// ``allowedClockSkew`` ahead.)
     package func verify(_ token: String, now: Date = Date()) async -> Verified? {
         guard let header = try? DefaultJWTParser().parse(Array(token.utf8), as: PortalTokenPayload.self).header,
               header.alg == "ES256",
               let kid = header.kid, trustedPortals.contains(kid),
+              let signature = token.split(separator: ".", omittingEmptySubsequences: false).last.flatMap({ Base64URL.decode($0) }),
+              ES256Signature.isLowS(signature),
               let payload = try? await keys.verify(token, as: PortalTokenPayload.self)
         else { return nil }
         let issued = payload.iat.value, expires = payload.exp.value
-        guard expires > now, issued <= now.addingTimeInterval(Self.allowedClockSkew),
+        guard payload.aud.value.contains(audience),
+              expires > now, issued <= now.addingTimeInterval(Self.allowedClockSkew),
               expires.timeIntervalSince(issued) <= Self.maximumLifetime,
               !payload.sub.value.trimmingCharacters(in: .whitespaces).isEmpty
         else { return nil }

@@ -26,6 +26,7 @@ extension PortalTokenSigner: VerificationAuth {
 
     package var refusalHint: String {
         "the server does not trust this portal's key (its --trusted-portal-key must be the public key of --verification-key), "
+            + "the server's --audience is not this portal's --verification-audience ('\(audience)'), "
             + "the two clocks differ by more than a minute, or the server expects another token format (--verification-auth cwa for a CWA server)"
     }
 }

@@ -41,13 +41,13 @@ struct AppAPIController: Sendable {
         let db = database.database(logger: context.logger)
         let address = context.clientAddress ?? "unknown"
         if isFake(request) {
-            _ = try await request.decode(as: WellFormedJSON.self, context: context)
+            _ = try await request.decodeBody(as: WellFormedJSON.self, context: context)
             // Real: the lock check (+ delay), then one write that redeems.
             try await guessing.checkAndDelay(address: address, on: db)
             try await fakeWrite(on: db)
             return PaddedResponse.registrationToken(UUID().uuidString.lowercased())
         }
-        let body = try await request.decode(as: RegistrationTokenRequest.self, context: context)
+        let body = try await request.decodeBody(as: RegistrationTokenRequest.self, context: context)
         switch body.keyType {
         case "TELETAN": break
         case "GUID": throw HTTPError(.badRequest, message: "keyType GUID is not supported by this server (teleTAN only)")
@@ -74,11 +74,11 @@ struct AppAPIController: Sendable {
     @Sendable func tan(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let db = database.database(logger: context.logger)
         if isFake(request) {
-            _ = try await request.decode(as: WellFormedJSON.self, context: context)
+            _ = try await request.decodeBody(as: WellFormedJSON.self, context: context)
             try await fakeWrite(on: db)  // real: one write
             return PaddedResponse.tan(UUID().uuidString.lowercased())
         }
-        let body = try await request.decode(as: TokenRequest.self, context: context)
+        let body = try await request.decodeBody(as: TokenRequest.self, context: context)
         do {
             return PaddedResponse.tan(try await lifecycle.tan(for: body.registrationToken, on: db))
         } catch TeleTANLifecycle.Refusal.tanAlreadyIssued {
@@ -91,11 +91,11 @@ struct AppAPIController: Sendable {
     @Sendable func testResult(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let db = database.database(logger: context.logger)
         if isFake(request) {
-            _ = try await request.decode(as: WellFormedJSON.self, context: context)
+            _ = try await request.decodeBody(as: WellFormedJSON.self, context: context)
             try await fakeRead(on: db)  // real: one read
             return PaddedResponse.testResult(sessionCreated: Date())
         }
-        let body = try await request.decode(as: TokenRequest.self, context: context)
+        let body = try await request.decodeBody(as: TokenRequest.self, context: context)
         do {
             return PaddedResponse.testResult(sessionCreated: try await lifecycle.sessionCreation(of: body.registrationToken, on: db))
         } catch is TeleTANLifecycle.Refusal {

@@ -16,9 +16,11 @@ struct BearerTokenVerifier: Sendable {
     let now: @Sendable () -> Date
 
     /// The caller, or nil (401) for a token no trusted portal or realm signed, an expired one,
-    /// one without a name, or one with another algorithm.
+    /// one without a name, one with another algorithm, or one with a `crit` header: it names
+    /// extensions the signer requires the reader to understand (RFC 7515 §4.1.11), and this
+    /// server understands none (nor does jwt-kit look at `crit`).
     func verify(_ token: String) async throws(RealmUnavailable) -> Caller? {
-        guard let header = TokenHeader(token) else { return nil }
+        guard let header = TokenHeader(token), !header.hasCritical else { return nil }
         switch header.alg {
         case "ES256":
             guard let verified = await portals.verify(token, now: now()) else { return nil }
@@ -32,23 +34,29 @@ struct BearerTokenVerifier: Sendable {
     }
 }
 
-/// `alg` and `kid` of a compact JWS, read before the signature is checked (to pick the key).
+/// `alg`, `kid` and whether there is a `crit` of a compact JWS, read before the signature is
+/// checked (to pick the key).
 struct TokenHeader: Decodable, Equatable {
     let alg: String?
     let kid: String?
+    /// `crit` is there, whatever its value (even an empty list, which RFC 7515 forbids).
+    let hasCritical: Bool
+
+    enum CodingKeys: String, CodingKey { case alg, kid, crit }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        alg = try container.decodeIfPresent(String.self, forKey: .alg)
+        kid = try container.decodeIfPresent(String.self, forKey: .kid)
+        hasCritical = container.contains(.crit)
+    }
 
     init?(_ token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].utf8.count <= 4096,
-              let data = Self.base64URLDecoded(parts[0]),
-              let header = try? JSONDecoder().decode(TokenHeader.self, from: data)
+              let data = Base64URL.decode(parts[0]),
+              let header = try? JSONDecoder().decode(TokenHeader.self, from: Data(data))
         else { return nil }
         self = header
-    }
-
-    static func base64URLDecoded(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        return Data(base64Encoded: base64)
     }
 }

@@ -8,11 +8,17 @@ import NIOHTTP1
 /// The request rules of the CWA verification API, before any handler runs: bodies over 10,000
 /// bytes and chunked bodies are refused with 406, a body that is not JSON with 415; a forwarded
 /// client address is used behind a trusted proxy. Every error leaves as a small JSON body, never
-/// as a 500 for bad input; a trusted realm or the database out of reach is a 503.
+/// as a 500 for bad input; a trusted realm or the database out of reach is a 503. With
+/// `padsErrors` (the app-facing listener) every error body is padded like a success body
+/// (``PaddedResponse``).
 struct CWARequestMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     static let maxBodySize = 10_000
+    /// The answer to a body the JSON decoder refused, whatever it said: its words (coding keys,
+    /// Swift type names) describe this server's code, not the API.
+    static let malformedBody = "malformed JSON, or a field missing or of the wrong type"
     let trustProxy: Bool
+    let padsErrors: Bool
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -42,30 +48,35 @@ struct CWARequestMiddleware: RouterMiddleware {
             var headers = HTTPFields()
             if let retry = error.headers[.retryAfter] { headers[.retryAfter] = retry }
             if let allow = error.headers[.allow] { headers[.allow] = allow }
-            return Self.json(status: status, ["status": .int(status.code), "error": .string(error.body ?? status.reasonPhrase)], headers: headers)
+            return errorResponse(status, error.body ?? status.reasonPhrase, headers: headers)
         } catch let error as BearerTokenVerifier.RealmUnavailable {
             // The warning is TrustedRealm's, once per fetch attempt (at most one per 10 s): a line
             // per refused request would let a flood of tokens flood the log. The realm's URL,
             // never the token.
             context.logger.debug("trusted IAM unreachable: request refused with 503", metadata: [
                 "realms": "\(error.realms.joined(separator: ","))"])
-            return Self.json(status: .serviceUnavailable, ["status": .int(503), "error": .string("identity provider unreachable, try again shortly")],
-                             headers: [.retryAfter: "10"])
+            return errorResponse(.serviceUnavailable, "identity provider unreachable, try again shortly", headers: [.retryAfter: "10"])
         } catch is DecodingError {
-            return Self.json(status: .badRequest, ["status": .int(400), "error": .string("malformed JSON")])
+            return errorResponse(.badRequest, Self.malformedBody)
         } catch is NIOTooManyBytesError {
-            return Self.json(status: .notAcceptable, ["status": .int(406), "error": .string("body too large")])
+            return errorResponse(.notAcceptable, "body too large")
         } catch is HTTPParserError {
-            return Self.json(status: .badRequest, ["status": .int(400), "error": .string("malformed request body")])
+            return errorResponse(.badRequest, "malformed request body")
         } catch {
             if let kind = PortalDatabase.unavailability(of: error) {
                 context.logger.warning("database unavailable: request refused with 503", metadata: ["reason": "\(kind.rawValue)"])
-                return Self.json(status: .serviceUnavailable, ["status": .int(503), "error": .string("busy, try again shortly")],
-                                 headers: [.retryAfter: "5"])
+                return errorResponse(.serviceUnavailable, "busy, try again shortly", headers: [.retryAfter: "5"])
             }
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
-            return Self.json(status: .internalServerError, ["status": .int(500), "error": .string("internal error")])
+            return errorResponse(.internalServerError, "internal error")
         }
+    }
+
+    /// `{"status": …, "error": …}`, padded on the app-facing listener.
+    private func errorResponse(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) -> Response {
+        let fields: [String: Value] = ["status": .int(status.code), "error": .string(message)]
+        return padsErrors ? PaddedResponse.make(status: status, fields: fields, headers: headers)
+            : Self.json(status: status, fields, headers: headers)
     }
 
     enum Value: Encodable {

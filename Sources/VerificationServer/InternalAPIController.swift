@@ -128,7 +128,7 @@ struct InternalAPIController: Sendable {
         guard caller.mayManageOwnTeleTANs else {
             throw Self.missingRole("role \(CWARoles.hotline) or \(CWARoles.event) required")
         }
-        let body = try await request.decode(as: StatusRequest.self, context: context)
+        let body = try await request.decodeBody(as: StatusRequest.self, context: context)
         guard (1...Self.maxStatusReferences).contains(body.references.count) else {
             throw HTTPError(.badRequest, message: "references must hold 1 to \(Self.maxStatusReferences) entries")
         }
@@ -158,7 +158,7 @@ struct InternalAPIController: Sendable {
             try await audit.append(event(.refused, ["reason": "role"]), at: now(), on: db)
             throw Self.missingRole("role \(CWARoles.hotline) or \(CWARoles.event) required")
         }
-        let body = try await request.decode(as: RevokeRequest.self, context: context)
+        let body = try await request.decodeBody(as: RevokeRequest.self, context: context)
         guard Self.isReference(body.reference) else {
             throw HTTPError(.badRequest, message: "reference must be a UUID")
         }
@@ -179,7 +179,7 @@ struct InternalAPIController: Sendable {
     }
 
     @Sendable func verifyTAN(_ request: Request, context: ServerRequestContext) async throws -> Response {
-        let body = try await request.decode(as: TANRequest.self, context: context)
+        let body = try await request.decodeBody(as: TANRequest.self, context: context)
         // Not a TAN at all is the client's mistake (400, as CWA and the API document say); a
         // well-formed one that is unknown, expired or used is 404.
         guard TeleTANLifecycle.isUUIDv4(body.tan) else { throw HTTPError(.badRequest, message: "malformed TAN") }

@@ -28,6 +28,14 @@ package struct ListenerTLS: Sendable {
 
     package var requiresClientCertificate: Bool { !allowedClientThumbprints.isEmpty }
 
+    /// TLS 1.2 suites (BSI TR-02102-2): ECDHE only (forward secrecy) with AES-GCM. swift-nio-ssl's
+    /// default list also offers CBC with SHA-1 and suites without ECDHE; ChaCha20-Poly1305 is
+    /// not among TR-02102-2's suites either. TLS 1.3's suites are BoringSSL's own, all AEAD.
+    static let tls12CipherSuites: [NIOTLSCipher] = [
+        .TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, .TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+        .TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, .TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+    ]
+
     /// Accepts `AB:CD:…` (as `openssl x509 -fingerprint -sha256` prints it) or plain hex.
     package static func normalizedThumbprint(_ text: String) -> String? {
         let hex = text.replacingOccurrences(of: ":", with: "").lowercased()
@@ -63,6 +71,7 @@ package struct ListenerTLS: Sendable {
         guard !chain.isEmpty else { throw Failure(file: .certificate, description: "no certificate in '\(certificateChainPath)'") }
         var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         tls.minimumTLSVersion = .tlsv12
+        tls.cipherSuiteValues = Self.tls12CipherSuites
         if requiresClientCertificate {
             // Ask for a certificate without making it mandatory in the handshake: a client without
             // one (or with an unknown one) gets a 401 answer it can read instead of a broken

@@ -1,9 +1,9 @@
 import Foundation
 import Hummingbird
 
-/// App-facing success bodies, padded to one fixed size, so that a network observer cannot tell a
-/// real response from the answer to a dummy (`cwa-fake: 1`) request, nor one endpoint's from
-/// another's, by length.
+/// App-facing bodies, successes and errors alike, padded to one fixed size, so that a network
+/// observer cannot tell a real response from the answer to a dummy (`cwa-fake: 1`) request, a
+/// failed request from either, nor one endpoint's from another's, by length.
 enum PaddedResponse {
     static let bodySize = 512
 
@@ -19,14 +19,15 @@ enum PaddedResponse {
         make(status: .ok, fields: ["testResult": .int(2), "sc": .int(Int(sessionCreated.timeIntervalSince1970))])
     }
 
-    private static func make(status: HTTPResponse.Status, fields: [String: CWARequestMiddleware.Value]) -> Response {
+    /// `fields` and `responsePadding`, exactly ``bodySize`` bytes (also the app-facing errors).
+    static func make(status: HTTPResponse.Status, fields: [String: CWARequestMiddleware.Value], headers: HTTPFields = [:]) -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         var object = fields
         object["responsePadding"] = .string("")
         let bare = (try? encoder.encode(object))?.count ?? 0
         object["responsePadding"] = .string(padding(count: max(0, bodySize - bare)))
-        return CWARequestMiddleware.json(status: status, body: (try? encoder.encode(object)) ?? Data())
+        return CWARequestMiddleware.json(status: status, body: (try? encoder.encode(object)) ?? Data(), headers: headers)
     }
 
     /// Random letters and digits, as CWA pads. One call to the system generator per 8 characters

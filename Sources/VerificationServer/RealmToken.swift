@@ -26,10 +26,14 @@ struct RealmTokenPayload: JWTPayload {
     /// times with the server's clock.
     func verify(using algorithm: some JWTAlgorithm) throws {}
 
-    /// `exp` in the future (no leeway, as for portal tokens); `nbf`, when present, not later than
-    /// the clock skew allowed for a portal's `iat`.
-    func isCurrent(at now: Date, allowedClockSkew: TimeInterval) -> Bool {
-        exp.value > now && (nbf.map { $0.value <= now.addingTimeInterval(allowedClockSkew) } ?? true)
+    /// `exp` in the future (no leeway, as for portal tokens) and at most `maximumLifetime` plus
+    /// `allowedClockSkew` ahead, so that a stolen token is of use for minutes, not for as long as
+    /// its realm was configured to issue it (CWA's Keycloak: 60 s; Keycloak's default: 5 minutes,
+    /// hence the skew for a realm clock slightly ahead); `nbf`, when present, not later than the
+    /// clock skew allowed for a portal's `iat`.
+    func isCurrent(at now: Date, maximumLifetime: TimeInterval, allowedClockSkew: TimeInterval) -> Bool {
+        exp.value > now && exp.value <= now.addingTimeInterval(maximumLifetime + allowedClockSkew)
+            && (nbf.map { $0.value <= now.addingTimeInterval(allowedClockSkew) } ?? true)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ServiceAuth
 import Storage
 
 /// Settings of `verification-server serve` (docs/configuration.md, "`verification-server serve` and `verification-server migrate`").
@@ -16,6 +17,8 @@ package struct ServerConfiguration: Sendable {
     package var secretFile = "verification.secret"
     /// Public keys (PEM) of the portals allowed to request teleTANs.
     package var trustedPortalKeys: [String] = []
+    /// The `aud` a portal token must name (a token for another server is refused).
+    package var audience = PortalTokenPayload.defaultAudience
     /// Keycloak realms (base URLs, as CWA's `jwt.server`) whose RS256 tokens are accepted.
     package var trustedRealms: [String] = []
     package var teleTANsPerHour = 1000

@@ -15,7 +15,8 @@ package struct TrustedRealms: Sendable {
     /// when no realm holds a key for it and a realm could not be asked (503).
     ///
     /// A token with a `kid` is checked with the key of that `kid`; one without, with each realm's
-    /// first key (what CWA does for every token). The token must be current (`exp`, `nbf`) and
+    /// first key (what CWA does for every token). The token must be current (`exp`, `nbf`), end
+    /// within minutes (``RealmTokenPayload/isCurrent(at:maximumLifetime:allowedClockSkew:)``) and
     /// name an officer (`preferred_username` or `sub`); its roles are checked by the caller.
     func verify(_ token: String, kid: String?, now: Date) async throws(BearerTokenVerifier.RealmUnavailable) -> Caller? {
         var unavailable: [String] = []
@@ -25,7 +26,8 @@ package struct TrustedRealms: Sendable {
             case .key(let key):
                 judged = true
                 if let payload = try? await key.verifier.verify(token, as: RealmTokenPayload.self),
-                   payload.isCurrent(at: now, allowedClockSkew: PortalTokenVerifier.allowedClockSkew),
+                   payload.isCurrent(at: now, maximumLifetime: PortalTokenVerifier.maximumLifetime,
+                                     allowedClockSkew: PortalTokenVerifier.allowedClockSkew),
                    let username = payload.username {
                     return Caller(username: username, roles: payload.roles, source: .realm(url: realm.url))
                 }

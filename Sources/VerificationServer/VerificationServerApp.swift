@@ -39,7 +39,7 @@ package final class VerificationServerApp: Sendable {
         self.logger = logger
         self.now = now
         hasher = KeyedHasher(keyring: try ServerKeyring(path: configuration.secretFile, now: now))
-        tokens = try await PortalTokenVerifier(publicKeyPaths: configuration.trustedPortalKeys)
+        tokens = try await PortalTokenVerifier(publicKeyPaths: configuration.trustedPortalKeys, audience: configuration.audience)
         database = try await PortalDatabase.openMigrated(
             location: configuration.database, poolSize: configuration.databasePoolSize, migrations: Self.migrations, logger: logger)
         // Last: nothing may throw once the fetcher's HTTP client exists.
@@ -56,7 +56,9 @@ package final class VerificationServerApp: Sendable {
     package func makeAppRouter() -> Router<ServerRequestContext> {
         // HEAD wherever GET is: load balancers probe the health endpoints with either.
         let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
-        router.add(middleware: CWARequestMiddleware(trustProxy: configuration.trustProxy))
+        // Errors padded like the success and dummy bodies: by size, a failed real request looks
+        // like a dummy's answer.
+        router.add(middleware: CWARequestMiddleware(trustProxy: configuration.trustProxy, padsErrors: true))
         AppAPIController(
             database: database, lifecycle: lifecycle,
             guessing: GuessingProtection(
@@ -84,7 +86,7 @@ package final class VerificationServerApp: Sendable {
         // `--trust-proxy` is for the app-facing listener behind a load balancer; clients of the
         // internal listener (portals, submission server) connect directly and cannot set the
         // address its audit records.
-        router.add(middleware: CWARequestMiddleware(trustProxy: false))
+        router.add(middleware: CWARequestMiddleware(trustProxy: false, padsErrors: false))
         InternalAPIController(
             database: database,
             service: EmbeddedVerificationService(

@@ -56,6 +56,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Public key of a portal allowed to request teleTANs; repeat for several (env VERIFICATION_TRUSTED_PORTAL_KEYS, comma-separated)")
     var trustedPortalKey: [String] = (Environment.value("VERIFICATION_TRUSTED_PORTAL_KEYS") ?? "")
         .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    @Option(help: "The audience (aud) a portal's token must name: this server's name, the portals' --verification-audience; give each server its own when a portal key is trusted by more than one (env VERIFICATION_AUDIENCE)")
+    var audience: String = Environment.value("VERIFICATION_AUDIENCE") ?? ServerConfiguration().audience
     @Option(help: "Base URL of a Keycloak realm server whose RS256 tokens are accepted (its keys from URL/auth/realms/cwa/protocol/openid-connect/certs); repeat for several (env VERIFICATION_TRUSTED_IAM, comma-separated)")
     var trustedIam: [String] = (Environment.value("VERIFICATION_TRUSTED_IAM") ?? "")
         .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -89,6 +91,7 @@ struct Serve: AsyncParsableCommand {
             databasePoolSize, flag: "--database-pool-size", env: "VERIFICATION_DATABASE_POOL_SIZE", range: 2...256)
         config.secretFile = secretFile
         config.trustedPortalKeys = trustedPortalKey
+        config.audience = try OptionParser.audience(audience, flag: "--audience", env: "VERIFICATION_AUDIENCE")
         for path in trustedPortalKey where !FileManager.default.isReadableFile(atPath: path) {
             throw ConfigurationError(message: "--trusted-portal-key (VERIFICATION_TRUSTED_PORTAL_KEYS): cannot read '\(path)'")
         }
@@ -155,7 +158,7 @@ struct Serve: AsyncParsableCommand {
         }
         logger.info("verification server starting", metadata: [
             "app": "\(config.host):\(config.port)", "internal": "\(config.internalHost):\(config.internalPort)",
-            "database": "\(config.database)", "trusted_portals": "\(config.trustedPortalKeys.count)",
+            "database": "\(config.database)", "trusted_portals": "\(config.trustedPortalKeys.count)", "audience": "\(config.audience)",
             "trusted_realms": "\(config.trustedRealms.joined(separator: ","))",
             "internal_tls": "\(config.internalTLS.map { $0.requiresClientCertificate ? "mutual" : "on" } ?? "off")",
         ])

@@ -10,8 +10,10 @@ import VerificationServer
 enum LiveVerificationServer {
     struct Running: Sendable {
         let port: Int
-        /// Signs the trusted portal's tokens.
+        /// Signs the trusted portal's tokens (for the default audience).
         let signer: PortalTokenSigner
+        /// The trusted portal's private key, for a signer of another audience.
+        let privateKeyPath: String
         let app: VerificationServerApp
     }
 
@@ -33,7 +35,7 @@ enum LiveVerificationServer {
         do {
             try await Application(router: app.makeInternalRouter(), server: try app.makeInternalServer(),
                                   configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-                .test(.live) { client in try await body(Running(port: client.port!, signer: signer, app: app)) }
+                .test(.live) { client in try await body(Running(port: client.port!, signer: signer, privateKeyPath: keys.privateKey, app: app)) }
         } catch {
             await app.shutdown()
             throw error

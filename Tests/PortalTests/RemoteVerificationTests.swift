@@ -112,6 +112,32 @@ final class RemoteVerificationTests: XCTestCase {
         }
     }
 
+    /// A token names the server it is for (`--verification-audience`, the server's `--audience`):
+    /// a server of another name refuses it, and the operator's log names the setting.
+    func testTheServerRefusesTokensForAnotherAudience() async throws {
+        let name = "https://verification.example:8082"
+        try await LiveVerificationServer.run(configure: { $0.audience = name }) { server in
+            let log = LogRecorder()
+            let other = RemoteVerificationService(baseURL: "http://127.0.0.1:\(server.port)", signer: server.signer, logger: log.logger())
+            try await PortalHarness.run(verification: other) { portal in
+                let page = try await portal.signedIn(.officer).pressIssue()
+                XCTAssertEqual(page.status, .serviceUnavailable)
+                let failure = try await portal.auditActions("teletan.issue").last
+                XCTAssertEqual(failure?.detailValues["reason"], "service_refused_credentials")
+            }
+            XCTAssertTrue(log.lines.contains { $0.message.contains("HTTP 401") && $0.message.contains("--verification-audience") },
+                          "\(log.lines.map(\.message))")
+            await other.shutdown()
+            let signer = try await PortalTokenSigner(privateKeyPath: server.privateKeyPath, audience: name)
+            let named = RemoteVerificationService(baseURL: "http://127.0.0.1:\(server.port)", signer: signer)
+            try await PortalHarness.run(verification: named) { portal in
+                let shown = try await portal.signedIn(.officer).issueTeleTAN()
+                XCTAssertNotNil(shown.flatMap { TeleTAN($0) })
+            }
+            await named.shutdown()
+        }
+    }
+
     func testServerThatNeverAnswersTimesOut() async throws {
         // A listening socket nobody accepts from: the connection is made, no answer ever comes.
         let (listener, port) = try Self.boundSocket()

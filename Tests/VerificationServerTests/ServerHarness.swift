@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -65,10 +66,26 @@ struct ServerUnderTest: Sendable {
     }
 
     func createTeleTAN(type: String = "TEST", roles: [String] = ["c19hotline"]) async throws -> Reply {
-        let token = try await signer.token(username: "officer-a", roles: roles, now: clock.now)
-        return try await post(`internal`, "/version/v1/tan/teletan", headers: [
-            .authorization: "Bearer \(token)", HTTPField.Name("X-CWA-TELETAN-TYPE")!: type,
-        ])
+        try await createTeleTAN(token: try await signer.token(username: "officer-a", roles: roles, now: clock.now), type: type)
+    }
+
+    func createTeleTAN(token: String, type: String? = "TEST") async throws -> Reply {
+        var headers: HTTPFields = [.authorization: "Bearer \(token)"]
+        if let type { headers[HTTPField.Name("X-CWA-TELETAN-TYPE")!] = type }
+        return try await post(`internal`, "/version/v1/tan/teletan", headers: headers)
+    }
+
+    /// The trusted portal's private key file.
+    var privateKeyPath: String { directory.appendingPathComponent(PortalKeys.privateKeyFile).path }
+
+    /// A token over any header and claims, signed (low-S) with the trusted portal's key: for
+    /// tokens ``PortalTokenSigner`` never makes.
+    func signed(header: [String: Any], claims: [String: Any]) throws -> String {
+        let key = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: privateKeyPath, encoding: .utf8))
+        let input = Base64URL.encode(try JSONSerialization.data(withJSONObject: header)) + "."
+            + Base64URL.encode(try JSONSerialization.data(withJSONObject: claims))
+        let signature = try key.signature(for: Data(input.utf8)).rawRepresentation
+        return input + "." + Base64URL.encode(ES256Signature.lowS(Array(signature)))
     }
 
     func newTeleTAN() async throws -> String {

@@ -83,7 +83,10 @@ final class StatusAndRevocationTests: XCTestCase {
             let unknownTeleTAN = body == "222222222" ? "333333333" : "222222222"
             let unknown = try await s.registrationToken(unknownTeleTAN + String(TeleTAN.checkCharacter(for: unknownTeleTAN)))
             XCTAssertEqual(unknown.status, .badRequest)
-            XCTAssertEqual(redemption.body, unknown.body, "no hint that it was revoked")
+            // The same answer but for the random padding.
+            XCTAssertEqual(redemption.json["error"] as? String, unknown.json["error"] as? String, "no hint that it was revoked")
+            XCTAssertEqual(Set(redemption.json.keys), Set(unknown.json.keys))
+            XCTAssertEqual(redemption.body.utf8.count, unknown.body.utf8.count)
 
             let again = try await s.revoke(issued.reference, as: "officer-a")
             XCTAssertEqual(again.json["result"] as? String, "already_revoked")

@@ -53,6 +53,11 @@ ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 TELETAN_PATTERN = re.compile(f"[{ALPHABET}]{{10}}")
 UUID4_PATTERN = re.compile(r"[a-f0-9]{8}-[a-f0-9]{4}-4[a-f0-9]{3}-[89aAbB][a-f0-9]{3}-[a-f0-9]{12}")
 V1 = "/version/v1"
+# What a portal names as `aud` and a verification server expects, unless both are configured
+# otherwise (--verification-audience, --audience).
+DEFAULT_AUDIENCE = "teletan-verification-server"
+# The order n of P-256: (r, s) and (r, n - s) are both valid ECDSA signatures.
+P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,16 +118,23 @@ class PortalKeyPair:
         return hashlib.sha256(pem.encode()).hexdigest()[:16]
 
     def token(self, roles: list[str], kid: str | None = "", sub: str = "e2e-client",
-              lifetime: int = 60, issued_at: int | None = None, alg: str | None = "ES256") -> str:
-        """A JWT signed with ES256, claims sub, roles, iat, exp. kid "" (default) means this key's
-        own thumbprint, None means no kid at all; `alg` is what the header claims (None: none)."""
-        header = {"typ": "JWT"} if alg is None else {"alg": alg, "typ": "JWT"}
+              lifetime: int = 60, issued_at: int | None = None, alg: str | None = "ES256",
+              aud: str | None = DEFAULT_AUDIENCE, high_s: bool = False, header: dict | None = None) -> str:
+        """A JWT signed with ES256, claims sub, roles, aud, iat, exp. kid "" (default) means this key's
+        own thumbprint, None means no kid at all; `alg` is what the header claims (None: none);
+        `aud` None leaves the claim out; `header` adds header fields. The signature has s <= n/2,
+        as a portal signs; `high_s` gives its malleable twin (r, n - s) instead."""
+        fields = {"typ": "JWT"} if alg is None else {"alg": alg, "typ": "JWT"}
         if kid is not None:
-            header["kid"] = kid or self.thumbprint
+            fields["kid"] = kid or self.thumbprint
+        fields.update(header or {})
         now = int(time.time()) if issued_at is None else issued_at
         payload = {"sub": sub, "roles": roles, "iat": now, "exp": now + lifetime}
-        signing_input = f"{_b64(json.dumps(header).encode())}.{_b64(json.dumps(payload).encode())}"
+        if aud is not None:
+            payload["aud"] = aud
+        signing_input = f"{_b64(json.dumps(fields).encode())}.{_b64(json.dumps(payload).encode())}"
         r, s = decode_dss_signature(self.private_key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))
+        s = max(s, P256_ORDER - s) if high_s else min(s, P256_ORDER - s)
         return f"{signing_input}.{_b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
 
 
@@ -235,9 +247,11 @@ class Certificate:
         return out.strip().split("=", 1)[1]
 
 
-def make_certificate(directory: Path, name: str) -> Certificate:
+def make_certificate(directory: Path, name: str, key_type: str = "ec") -> Certificate:
+    """A self-signed certificate for 127.0.0.1 and localhost; `key_type` "ec" (P-256) or "rsa"."""
     certificate, key = directory / f"{name}.pem", directory / f"{name}.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+    new_key = ["-newkey", "rsa:2048"] if key_type == "rsa" else ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+    subprocess.run(["openssl", "req", "-x509", *new_key,
                     "-nodes", "-keyout", str(key), "-out", str(certificate), "-days", "2", "-subj", f"/CN={name}",
                     "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
                    check=True, capture_output=True)

@@ -129,6 +129,12 @@ def test_teletan_creation_with_untrusted_or_broken_tokens_is_unauthorized(api, p
         "issued an hour ahead": portal_key.token(["c19hotline"], issued_at=int(time.time()) + 3600),
         "valid for ten years": portal_key.token(["c19hotline"], lifetime=10 * 365 * 86400),
         "empty subject": portal_key.token(["c19hotline"], sub=""),
+        # Bound to a server, signed once, understood fully (issue 28).
+        "for another server": portal_key.token(["c19hotline"], aud="another-verification-server"),
+        "without audience": portal_key.token(["c19hotline"], aud=None),
+        "malleable twin (high S)": portal_key.token(["c19hotline"], high_s=True),
+        "crit names an extension": portal_key.token(["c19hotline"], header={"crit": ["exp"]}),
+        "crit names nothing": portal_key.token(["c19hotline"], header={"crit": []}),
         "not a JWT": "not-a-jwt",
     }
     valid = portal_key.token(["c19hotline"])

@@ -7,7 +7,7 @@ import random
 import statistics
 import time
 
-from e2e_support import ALPHABET, random_uuid
+from e2e_support import ALPHABET, V1, random_uuid
 
 
 def random_key() -> str:
@@ -44,6 +44,24 @@ def test_each_app_endpoint_answers_a_dummy_like_a_real_request(api):
     # A dummy's fields look real too.
     assert fake_result.json()["testResult"] == 2
     assert abs(fake_result.json()["sc"] - time.time()) < 120
+
+
+def test_app_errors_are_as_long_as_dummies(api):
+    """An observer who sees only sizes cannot tell a failed real request (400, 404) from a
+    dummy: error bodies are padded like success bodies (responsePadding)."""
+    dummy = api.registration_token(random_key(), fake=True)
+    assert dummy.status == 201
+    errors = {
+        "unknown teleTAN": api.registration_token(random_key()),
+        "unknown registration token": api.tan(random_uuid()),
+        "malformed JSON": api.post("app", f"{V1}/testresult", data=b"{", headers={"Content-Type": "application/json"}),
+        "no such path": api.post("app", f"{V1}/nothing", {}),
+    }
+    assert [response.status for response in errors.values()] == [400, 400, 400, 404]
+    for name, response in errors.items():
+        assert len(response.body) == len(dummy.body), (name, response.body)
+        assert response.json()["status"] == response.status, name
+        assert response.json()["responsePadding"], name
 
 
 def test_dummies_with_real_values_change_nothing(api, server):

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import ssl
 import subprocess
+import time
 
 import pytest
 import requests
 
 from e2e_support import (E2E_INTERNAL_TLS, PORTAL_BIN, V1, VERIFICATION_BIN, REQUEST_TIMEOUT,
-                         make_certificate)
+                         free_ports, make_certificate, port_accepts)
 
 needs_tls = pytest.mark.skipif(not E2E_INTERNAL_TLS, reason="E2E_INTERNAL_TLS=1 runs the suite over mutual TLS")
 JSON = {"Content-Type": "application/json"}
@@ -107,3 +110,65 @@ def test_bad_client_certificate_settings_stop_the_portal_with_one_line_naming_th
     plain = [*serve[:serve.index("--verification-server") + 1], "http://127.0.0.1:9", *serve[serve.index("--verification-key"):]]
     _refused_start(plain + ["--verification-client-certificate", certificate.certificate,
                             "--verification-client-key", certificate.key], "--verification-server")
+
+
+# BSI TR-02102-2: TLS 1.2 only with ECDHE and AES-GCM. The CBC suites with SHA-1 (and every
+# suite without forward secrecy) are not offered, whichever key the certificate has.
+REFUSED_SUITES = {
+    "ec": ["ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA"],
+    "rsa": ["ECDHE-RSA-AES128-SHA", "ECDHE-RSA-AES256-SHA", "AES128-SHA", "AES256-SHA", "AES128-GCM-SHA256"],
+}
+OFFERED_SUITES = {
+    "ec": ["ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384"],
+    "rsa": ["ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384"],
+}
+
+
+def _client(cipher: str | None) -> ssl.SSLContext:
+    """A client offering only `cipher` in TLS 1.2 (None: TLS 1.3 with its defaults)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    if cipher is None:
+        context.minimum_version = ssl.TLSVersion.TLSv1_3
+    else:
+        context.maximum_version = ssl.TLSVersion.TLSv1_2
+        context.set_ciphers(cipher)
+        # The client really offers it: a refusal below is the server's.
+        assert [suite["name"] for suite in context.get_ciphers() if suite["protocol"] != "TLSv1.3"] == [cipher]
+    return context
+
+
+def _handshake(port: int, context: ssl.SSLContext) -> tuple[str, str]:
+    """The suite and version the server chose; ssl.SSLError when it accepts none offered."""
+    with socket.create_connection(("127.0.0.1", port), timeout=REQUEST_TIMEOUT) as raw:
+        with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+            return tls.cipher()[0], tls.version()
+
+
+@pytest.mark.parametrize("key_type", ["ec", "rsa"])
+def test_tls_listeners_offer_no_cbc_sha1_suites(tmp_path, key_type):
+    certificate = make_certificate(tmp_path, "server", key_type)
+    port, internal_port = free_ports(2)
+    tls = ["--tls-certificate", certificate.certificate, "--tls-key", certificate.key,
+           "--internal-tls-certificate", certificate.certificate, "--internal-tls-key", certificate.key]
+    with open(tmp_path / "server.log", "wb") as log:
+        process = subprocess.Popen(
+            [VERIFICATION_BIN, "serve", "--database", f"sqlite:{tmp_path / 'v.sqlite'}", "--secret-file", str(tmp_path / "secret"),
+             "--port", str(port), "--internal-port", str(internal_port), *tls], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not (port_accepts(port) and port_accepts(internal_port)):
+            assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()
+            time.sleep(0.1)
+        for listener in (port, internal_port):
+            for suite in REFUSED_SUITES[key_type]:
+                client = _client(suite)
+                with pytest.raises(ssl.SSLError):
+                    _handshake(listener, client)
+            for suite in OFFERED_SUITES[key_type]:
+                assert _handshake(listener, _client(suite)) == (suite, "TLSv1.2")
+            assert _handshake(listener, _client(None))[1] == "TLSv1.3"
+    finally:
+        process.terminate()
+        assert process.wait(timeout=10) == 0, (tmp_path / "server.log").read_text()

@@ -194,6 +194,11 @@ REFUSED = {
     "EVENT, c19healthauthority only": lambda t: (t.token(["c19healthauthority"]), "EVENT"),
     "TEST, no CWA role": lambda t: (t.token(["offline_access", "uma_authorization"]), "TEST"),
     "expired": lambda t: (t.token(["c19hotline"], issued_at=int(time.time()) - 600, lifetime=300), None),
+    # A realm token ends within 5 minutes (and 60 s of clock skew); CWA's realm issues 60 s.
+    "valid for an hour": lambda t: (t.token(["c19hotline"], lifetime=3600), None),
+    "a crit header": lambda t: (t.record(jwt.encode(
+        t.realm.claims(["c19hotline"]), t.realm.key.private_pem, algorithm="RS256",
+        headers={"kid": t.realm.key.kid, "crit": ["exp"]})), None),
     "another key under the realm's kid": lambda t: (t.token(["c19hotline"], key=RealmKey(), kid=t.realm.key.kid), None),
     "alg none": lambda t: (t.unsigned_token(["c19hotline"]), None),
     "HS256 with the realm's public key PEM as the secret": lambda t: (t.hmac_token(["c19hotline"], t.realm.key.public_pem), None),

@@ -47,6 +47,8 @@ from report import fmt, parse_pgbench, run_failed, target_lines  # noqa: E402
 MAX_CLIENTS = 200
 MAX_SECONDS = 600
 MAX_TELETANS = 200_000
+# The order n of P-256: the server refuses an ES256 signature with s > n/2 (malleable).
+P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
 
 TARGET_RATIO = 0.60   # issue 22 (was 0.30, met since the second round)
@@ -80,7 +82,8 @@ def b64url(data: bytes) -> str:
 
 
 class TokenMaker:
-    """ES256 portal tokens as PortalTokenSigner makes them (kid = thumbprint of the public PEM)."""
+    """ES256 portal tokens as PortalTokenSigner makes them (kid = thumbprint of the public PEM,
+    the default audience, low S)."""
 
     def __init__(self, key_dir: str):
         from cryptography.hazmat.primitives import hashes, serialization
@@ -95,10 +98,11 @@ class TokenMaker:
     def token(self, lifetime: int = 60) -> str:
         now = int(time.time())
         header = b64url(json.dumps({"alg": "ES256", "typ": "JWT", "kid": self.kid}, separators=(",", ":")).encode())
-        payload = b64url(json.dumps({"sub": "bench", "roles": ["c19hotline"], "iat": now, "exp": now + lifetime},
-                                    separators=(",", ":")).encode())
+        payload = b64url(json.dumps({"sub": "bench", "roles": ["c19hotline"], "aud": "teletan-verification-server",
+                                     "iat": now, "exp": now + lifetime}, separators=(",", ":")).encode())
         signing_input = f"{header}.{payload}".encode()
         r, s = self._decode(self.key.sign(signing_input, self._ec.ECDSA(self._hashes.SHA256())))
+        s = min(s, P256_ORDER - s)  # low S, as the server requires (docs/security.md)
         return f"{header}.{payload}.{b64url(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
 
 
