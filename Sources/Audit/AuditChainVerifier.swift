@@ -14,6 +14,8 @@ package struct AuditChainVerifier: Sendable {
         /// The last entry that checked out (the start point when none did): a checkpoint signs it.
         package var lastSeq: Int64 = 0
         package var lastHash: String = AuditChain.genesisHash
+        /// The `audit.checkpoint` entries walked: entry seq → the seq of the checkpoint it records.
+        package var recordedCheckpoints: [Int64: Int64] = [:]
         package var isIntact: Bool { firstBrokenSeq == nil && problem == nil }
     }
 
@@ -49,6 +51,7 @@ package struct AuditChainVerifier: Sendable {
         var previousHash = start.hash
         var lastMatchingCheckpoint = start.seq
         var checked = 0
+        var recorded: [Int64: Int64] = [:]
         func broken(_ seq: Int64, _ problem: String) -> Report {
             Report(checkedEntries: checked, firstBrokenSeq: seq, problem: problem, lastSeq: expectedSeq - 1, lastHash: previousHash)
         }
@@ -71,6 +74,9 @@ package struct AuditChainVerifier: Sendable {
                     }
                     lastMatchingCheckpoint = seq
                 }
+                if row.action == AuditAction.auditCheckpoint.rawValue, let signed = row.detailValues["seq"].flatMap(Int64.init) {
+                    recorded[seq] = signed
+                }
                 previousHash = row.hash
                 expectedSeq += 1
                 checked += 1
@@ -85,7 +91,8 @@ package struct AuditChainVerifier: Sendable {
         if end == nil, head.hash != previousHash {
             return broken(expectedSeq, "entries after \(expectedSeq - 1) up to \(head.seq) are missing")
         }
-        return Report(checkedEntries: checked, firstBrokenSeq: nil, problem: nil, lastSeq: expectedSeq - 1, lastHash: previousHash)
+        return Report(checkedEntries: checked, firstBrokenSeq: nil, problem: nil, lastSeq: expectedSeq - 1, lastHash: previousHash,
+                      recordedCheckpoints: recorded)
     }
 
     /// The problem text when entry `seq` lost the hash a checkpoint signed: the chain itself may

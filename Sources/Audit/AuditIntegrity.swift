@@ -10,6 +10,8 @@ package struct AuditIntegrity: Sendable {
     package let signer: CheckpointSigner?
     package let checkpointInterval: Duration
     package let retention: Duration
+    /// How often the periodic job checks the whole trail (``runScheduledFullCheck(now:on:)``).
+    package let fullCheckInterval: Duration
     /// Keys whose checkpoints are trusted as start points: the signer's and any given.
     package let trustedKeys: [P256.Signing.PublicKey]
     /// Entries deleted per statement by retention (tests make it small).
@@ -17,13 +19,16 @@ package struct AuditIntegrity: Sendable {
 
     package static let defaultCheckpointInterval: Duration = .seconds(3600)
     package static let defaultRetention: Duration = .seconds(400 * 86400)
+    package static let defaultFullCheckInterval: Duration = .seconds(86400)
 
     /// `signer` nil: verification only (with `publicKeys`), no signing, no retention.
     package init(signer: CheckpointSigner?, checkpointInterval: Duration = defaultCheckpointInterval,
-                 retention: Duration = defaultRetention, publicKeys: [P256.Signing.PublicKey] = []) {
+                 retention: Duration = defaultRetention, fullCheckInterval: Duration = defaultFullCheckInterval,
+                 publicKeys: [P256.Signing.PublicKey] = []) {
         self.signer = signer
         self.checkpointInterval = checkpointInterval
         self.retention = retention
+        self.fullCheckInterval = fullCheckInterval
         self.trustedKeys = (signer.map { [$0.publicKey] } ?? []) + publicKeys
     }
 
@@ -41,11 +46,58 @@ package struct AuditIntegrity: Sendable {
     }
 
     /// The recorded verification and the last entry it found intact (what a checkpoint may sign).
+    /// Beyond the walk: the checkpoint rows it reached are checked, and a check of new entries
+    /// reports a failed full check until a later one passes (it cannot see below its start).
     func verifyAndRecord(full: Bool, floor: AuditChainVerifier.StartPoint, now: Date, on db: any Database) async throws -> (verification: AuditVerification, end: AuditChainVerifier.StartPoint) {
         let walk = try await walk(full: full, floor: floor, on: db)
-        let verification = walk.verification(full: full, now: now)
+        var verification = walk.verification(full: full, now: now)
+        if verification.isIntact, let problem = try await checkpointProblem(
+            recorded: walk.report.recordedCheckpoints, from: full ? floor.seq : walk.start.seq, on: db) {
+            verification = verification.broken(at: problem.seq, problem.text)
+        }
+        if verification.isIntact, !full, let failed = try await IntegrityStore.lastVerification(full: true, on: db), !failed.isIntact {
+            let time = AuditTime.iso8601(milliseconds: AuditChain.milliseconds(failed.verifiedAt))
+            verification = verification.broken(
+                at: failed.firstBrokenSeq ?? failed.toSeq,
+                "the full check of \(time) found the trail broken at entry \(failed.firstBrokenSeq.map(String.init) ?? "?") "
+                    + "(\(failed.problem ?? "unknown problem")); until a full check passes, no checkpoint is signed")
+        }
         try await IntegrityStore.record(verification, on: db)
         return (verification, .init(seq: walk.report.lastSeq, hash: walk.report.lastHash))
+    }
+
+    /// The first problem with the checkpoint rows themselves, from `minSeq` on: one that names a
+    /// checkpoint key but whose signature does not verify with it, or one an `audit.checkpoint`
+    /// entry of the walk (`recorded`: entry seq → checkpoint seq) says was signed but that is not
+    /// there (deleted). A row of a key this checker does not know is passed over, as before: an
+    /// instance not yet restarted after `rotate-key` must not take the new key's rows for forgeries.
+    func checkpointProblem(recorded: [Int64: Int64], from minSeq: Int64, on db: any Database) async throws -> (seq: Int64, text: String)? {
+        let keyIDs = Set(trustedKeys.map(CheckpointSigner.keyID(of:)))
+        var stored: [Int64: [AuditCheckpoint]] = [:]
+        var below = Int64.max
+        while true {
+            let page = try await IntegrityStore.checkpoints(atOrBelow: below, atLeast: minSeq, limit: 1000, on: db)
+            for checkpoint in page { stored[checkpoint.seq, default: []].append(checkpoint) }
+            guard page.count == 1000, let last = page.last else { break }
+            below = last.seq - 1
+        }
+        var problems: [(seq: Int64, text: String)] = []
+        for (seq, checkpoints) in stored {
+            for checkpoint in checkpoints where keyIDs.contains(checkpoint.keyID) && !isTrusted(checkpoint) {
+                let time = AuditTime.iso8601(milliseconds: AuditChain.milliseconds(checkpoint.signedAt))
+                problems.append((seq, "the checkpoint of entry \(seq) of \(time) (key \(checkpoint.keyID)) does not verify with its key"))
+            }
+        }
+        for (entry, seq) in recorded {
+            var checkpoints = stored[seq] ?? []
+            if seq < minSeq {
+                checkpoints = try await IntegrityStore.checkpoints(atOrBelow: seq, atLeast: seq, limit: 1, on: db)
+            }
+            if checkpoints.isEmpty {
+                problems.append((entry, "entry \(entry) records a checkpoint of entry \(seq), which is missing from the checkpoints: deleted"))
+            }
+        }
+        return problems.min { $0.seq < $1.seq }
     }
 
     package func lastVerification(on db: any Database) async throws -> AuditVerification? {
@@ -62,15 +114,19 @@ package struct AuditIntegrity: Sendable {
         let report: AuditChainVerifier.Report
         /// The walk began by checking the start point's own entry against a checkpoint.
         var checkedStart = false
+        /// The checkpoint the walk started from (nil: the first entry kept).
+        var fromCheckpoint: Int64?
 
         /// The walk as it is recorded: the one place a verification result is built.
         func verification(full: Bool, now: Date) -> AuditVerification {
             // A checkpoint's own entry is checked (its hash) before the walk after it.
-            AuditVerification(
+            var verification = AuditVerification(
                 verifiedAt: AuditChain.truncatedToMilliseconds(now), full: full,
                 fromSeq: checkedStart ? start.seq : start.seq + 1, toSeq: report.firstBrokenSeq ?? report.lastSeq,
                 checkedEntries: report.checkedEntries + (checkedStart && report.isIntact ? 1 : 0),
                 firstBrokenSeq: report.firstBrokenSeq, problem: report.problem)
+            verification.fromCheckpoint = fromCheckpoint
+            return verification
         }
     }
 
@@ -105,9 +161,11 @@ package struct AuditIntegrity: Sendable {
             let previousGood = try await previousMatchingCheckpoint(below: checkpoint.seq, atLeast: floor.seq, on: db)
             return Walk(start: start, report: .init(
                 checkedEntries: 0, firstBrokenSeq: checkpoint.seq,
-                problem: AuditChainVerifier.rewritten(seq: checkpoint.seq, checkpoint: checkpoint, previousGood: previousGood)))
+                problem: AuditChainVerifier.rewritten(seq: checkpoint.seq, checkpoint: checkpoint, previousGood: previousGood)),
+                fromCheckpoint: checkpoint.seq)
         }
-        return Walk(start: start, report: try await AuditChainVerifier().verify(from: start, on: db), checkedStart: checkpoint.seq > 0)
+        return Walk(start: start, report: try await AuditChainVerifier().verify(from: start, on: db), checkedStart: checkpoint.seq > 0,
+                    fromCheckpoint: checkpoint.seq)
     }
 
     private func hasTrustedCheckpoint(at point: AuditChainVerifier.StartPoint, on db: any Database) async throws -> Bool {

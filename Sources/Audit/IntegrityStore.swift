@@ -55,7 +55,8 @@ enum IntegrityStore {
             """).run()
     }
 
-    static func lastVerification(on db: any Database) async throws -> AuditVerification? {
+    /// The newest recorded verification; `full` true: the newest full check.
+    static func lastVerification(full: Bool = false, on db: any Database) async throws -> AuditVerification? {
         struct Row: Decodable {
             let verified_at: Date
             let full: Bool
@@ -65,9 +66,10 @@ enum IntegrityStore {
             let first_bad_seq: Int64?
             let problem: String?
         }
+        let onlyFull: SQLQueryString = full ? "WHERE \"full\" = \(bind: true)" : ""
         guard let row = try await sql(db).raw("""
             SELECT verified_at, "full", from_seq, to_seq, checked, first_bad_seq, problem FROM audit_verifications
-            ORDER BY verified_at DESC, id DESC LIMIT 1
+            \(onlyFull) ORDER BY verified_at DESC, id DESC LIMIT 1
             """).first(decoding: Row.self) else { return nil }
         return AuditVerification(verifiedAt: row.verified_at, full: row.full, fromSeq: row.from_seq, toSeq: row.to_seq,
                                  checkedEntries: Int(row.checked), firstBrokenSeq: row.first_bad_seq, problem: row.problem)

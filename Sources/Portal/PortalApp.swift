@@ -87,7 +87,7 @@ package final class PortalApp: Sendable {
         // Earlier checkpoint keys (`portal audit rotate-key`) still vouch for the checkpoints they signed.
         integrity = AuditIntegrity(
             signer: signer, checkpointInterval: configuration.auditCheckpointInterval, retention: configuration.auditRetention,
-            publicKeys: try CheckpointSigner.publicKeys(forKeyFile: configuration.auditCheckpointKey))
+            fullCheckInterval: configuration.auditFullCheckInterval, publicKeys: try CheckpointSigner.publicKeys(forKeyFile: configuration.auditCheckpointKey))
         auditReview = AuditReviewFeature(foundation: foundation, verification: verification, integrity: integrity)
     }
 
@@ -102,14 +102,16 @@ package final class PortalApp: Sendable {
 
     /// What the alert rules watch that no single request shows (docs/deploy/alerts.yml): the
     /// database, and the audit trail's last verification and checkpoint, which any instance may
-    /// have made. Three small queries per scrape.
+    /// have made. Four small queries per scrape. The chain counts as intact only while the last
+    /// full check did not find it broken too: a check of new entries cannot see below its start.
     func sharedState() async -> PortalMetrics.SharedState {
         guard await database.isReachable(logger: logger) else { return .init(databaseReachable: false) }
         let db = database.database(logger: logger)
         let verification = try? await integrity.lastVerification(on: db)
+        let fullBroken = (try? await integrity.lastFullVerification(on: db))?.isIntact == false
         let checkpoint = try? await integrity.latestCheckpoint(on: db)
         return .init(
-            databaseReachable: true, lastVerification: verification.map { (intact: $0.isIntact, at: $0.verifiedAt) },
+            databaseReachable: true, lastVerification: verification.map { (intact: $0.isIntact && !fullBroken, at: $0.verifiedAt) },
             lastCheckpoint: checkpoint?.signedAt)
     }
 

@@ -58,6 +58,8 @@ package struct PortalConfiguration: Sendable {
     package var auditCheckpointKey = "audit-checkpoint-key.pem"
     /// How often a checkpoint of the audit chain is signed (`--audit-checkpoint-interval`).
     package var auditCheckpointInterval: Duration = .seconds(60 * 60)
+    /// How often the whole audit trail is checked in the background (`--audit-full-check-interval`).
+    package var auditFullCheckInterval: Duration = .seconds(24 * 60 * 60)
     /// Audit entries older than this are deleted behind a signed checkpoint (`--audit-retention`).
     package var auditRetention: Duration = .seconds(400 * 24 * 60 * 60)
 

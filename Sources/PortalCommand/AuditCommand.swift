@@ -82,7 +82,7 @@ struct AuditCommand: AsyncParsableCommand {
         @OptionGroup var secret: SecretFileOption
         @OptionGroup var key: AuditCheckpointKeyOption
 
-        @Flag(help: "Verify the trail from the last checkpoint and sign a checkpoint of it now")
+        @Flag(help: "Verify the trail from the last checkpoint and sign a checkpoint of it now; refused (exit 1) when it is broken, a checkpoint row is missing or does not verify, or the last full check found it broken")
         var sign = false
         @Option(help: "Write the checkpoint to FILE (replaced at once, mode 640) instead of printing it; a checkpoint already in FILE is first compared with the database")
         var out: String?
@@ -152,13 +152,20 @@ struct AuditCommand: AsyncParsableCommand {
 
     struct Verify: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check the audit trail's hash chain from the last good checkpoint (or --full), or an exported JSON Lines file against a checkpoint (--export, no database).")
+            abstract: "Check the audit trail's hash chain from the last good checkpoint (or --full), or an exported JSON Lines file against a checkpoint (--export, no database).",
+            discussion: """
+                Without --full only the entries from the newest checkpoint on are walked, and the output says from which \
+                checkpoint: an entry below it changed, deleted or reordered by someone with write access to the database is \
+                seen only by --full (and by the full check `portal serve` runs every --audit-full-check-interval). Run --full \
+                when the database may have been written around the portal, after a restore, and before handing a trail on. \
+                While the last full check found the trail broken, a check without --full reports that too.
+                """)
 
         @OptionGroup var storage: RequiredDatabaseOptions
         @OptionGroup var secret: SecretFileOption
         @OptionGroup var key: AuditCheckpointKeyOption
 
-        @Flag(help: "Check from the first entry kept (the retention floor's checkpoint), not from the last checkpoint")
+        @Flag(help: "Check from the first entry kept (the retention floor's checkpoint), not from the last checkpoint: the only check that sees entries below the newest checkpoint")
         var full = false
         @Option(help: "A JSON Lines export to check instead of the database")
         var export: String?
@@ -197,11 +204,11 @@ struct AuditCommand: AsyncParsableCommand {
                 if let handedOut, let checkpoint { try await AuditCommand.compare(handedOut, from: checkpoint, on: db) }
                 return try await integrity.verify(full: full, now: Date(), on: db)
             }
-            guard verification.isIntact else { throw CommandFailure(message: verification.summary) }
+            guard verification.isIntact else { throw CommandFailure(message: "\(verification.summary); \(verification.range)") }
             if let handedOut {
                 print("checkpoint \(handedOut.seq): its entry is in the database with the hash it signed (key \(handedOut.keyID))")
             }
-            print(verification.summary)
+            print("\(verification.summary); \(verification.range)")
         }
 
         /// The key that signed `checkpoint`: among --public-key, or else the .pub.pem next to

@@ -34,15 +34,21 @@ struct AuditCheckpointKeyOption: ParsableArguments {
     }
 }
 
-/// `--audit-checkpoint-interval` and `--audit-retention`, for `serve`'s scheduled job.
+/// `--audit-checkpoint-interval`, `--audit-full-check-interval` and `--audit-retention`, for `serve`'s scheduled jobs.
 struct AuditScheduleOptions: ParsableArguments {
     @Option(help: "How often the audit trail is verified and a checkpoint signed, e.g. 1h (env PORTAL_AUDIT_CHECKPOINT_INTERVAL)")
     var auditCheckpointInterval: String = Environment.value("PORTAL_AUDIT_CHECKPOINT_INTERVAL") ?? "1h"
+    @Option(help: "How often the whole audit trail is checked in the background, e.g. 1d; while the last full check found it broken, no checkpoint is signed (env PORTAL_AUDIT_FULL_CHECK_INTERVAL)")
+    var auditFullCheckInterval: String = Environment.value("PORTAL_AUDIT_FULL_CHECK_INTERVAL") ?? "1d"
     @Option(help: "How long audit entries are kept before the periodic job deletes them, e.g. 400d; at least 1d, at most 3660d (env PORTAL_AUDIT_RETENTION)")
     var auditRetention: String = Environment.value("PORTAL_AUDIT_RETENTION") ?? "400d"
 
     func checkpointInterval() throws -> Duration {
         try OptionParser.duration(auditCheckpointInterval, flag: "--audit-checkpoint-interval", env: "PORTAL_AUDIT_CHECKPOINT_INTERVAL")
+    }
+
+    func fullCheckInterval() throws -> Duration {
+        try OptionParser.duration(auditFullCheckInterval, flag: "--audit-full-check-interval", env: "PORTAL_AUDIT_FULL_CHECK_INTERVAL")
     }
 
     /// From one day (a typo must not wipe the trail) to ten years.

@@ -257,6 +257,7 @@ struct ServeOptions: ParsableArguments {
         }
         config.auditCheckpointKey = auditKey.auditCheckpointKey
         problems.set(&config.auditCheckpointInterval) { try auditSchedule.checkpointInterval() }
+        problems.set(&config.auditFullCheckInterval) { try auditSchedule.fullCheckInterval() }
         problems.set(&config.auditRetention) { try auditSchedule.retention() }
         config.templatesDirectory = templates
         config.publicDirectory = publicDirectory

@@ -54,6 +54,128 @@ final class AuditIntegrityTests: XCTestCase {
         XCTAssertTrue(plain.isIntact, "the rewritten chain is consistent in itself: \(plain)")
     }
 
+    /// Puts back the append-only triggers of migrations 001 and 002 as they were, so the database
+    /// looks untouched afterwards.
+    private func restoreAppendOnlyTriggers(_ db: any Database) async throws {
+        if isPostgreSQL(db) {
+            try await sql(db).raw("""
+                CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log
+                FOR EACH ROW EXECUTE FUNCTION audit_log_append_only()
+                """).run()
+        } else {
+            try await sql(db).raw("""
+                CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+                BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END
+                """).run()
+            try await sql(db).raw("""
+                CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+                WHEN OLD.seq > (SELECT seq FROM audit_floor WHERE id = 1)
+                BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END
+                """).run()
+        }
+    }
+
+    /// Issue 28, item 1, the outside tester's sequence: below the newest checkpoint, entry 100
+    /// changed, 200 deleted, 300 and 301 swapped, no hash recomputed, the triggers dropped and
+    /// put back.
+    private func tamperBelowTheCheckpoint(_ db: any Database) async throws {
+        try await dropAppendOnlyTriggers(db)
+        try await sql(db).raw("UPDATE audit_log SET actor = 'mallory' WHERE seq = 100").run()
+        try await sql(db).raw("DELETE FROM audit_log WHERE seq = 200").run()
+        try await sql(db).raw("UPDATE audit_log SET seq = -301 WHERE seq = 301").run()
+        try await sql(db).raw("UPDATE audit_log SET seq = 301 WHERE seq = 300").run()
+        try await sql(db).raw("UPDATE audit_log SET seq = 300 WHERE seq = -301").run()
+        try await restoreAppendOnlyTriggers(db)
+        for statement in ["DELETE FROM audit_log WHERE seq = 5", "UPDATE audit_log SET actor = 'x' WHERE seq = 5"] {
+            do {
+                try await sql(db).raw(SQLQueryString(statement)).run()
+                XCTFail("the triggers are back: \(statement) must be refused")
+            } catch {
+                XCTAssertTrue(String(reflecting: error).contains("append-only"), String(reflecting: error))
+            }
+        }
+    }
+
+    /// Issue 28, item 1: once a full check has seen the tampering below the newest checkpoint,
+    /// the routine paths say so instead of "intact": a check of new entries (`portal audit
+    /// verify`, Check new entries), the periodic job and `audit checkpoint --sign`, which sign
+    /// nothing over it, until a later full check passes.
+    func testTamperingBelowTheNewestCheckpointIsReportedByEveryRoutinePath() async throws {
+        try await withDatabase { db in
+            let integrity = integrity()
+            try await append(320, on: db)
+            let checkpoint = try await integrity.checkpointNow(now: start, on: db)  // at 320
+            try await append(3, on: db)
+            try await tamperBelowTheCheckpoint(db)
+
+            let full = try await integrity.verify(full: true, now: start.addingTimeInterval(60), on: db)
+            XCTAssertEqual(full.firstBrokenSeq, 100, full.summary)
+
+            let incremental = try await integrity.verify(full: false, now: start.addingTimeInterval(120), on: db)
+            XCTAssertFalse(incremental.isIntact, "a check of new entries must not say intact after a failed full check: \(incremental.summary)")
+            XCTAssertEqual(incremental.firstBrokenSeq, 100, incremental.summary)
+            XCTAssertTrue(incremental.problem?.contains("full check") ?? false, incremental.summary)
+            let recorded = try await integrity.lastVerification(on: db)
+            XCTAssertEqual(recorded?.firstBrokenSeq, 100, "recorded as broken, so the page and the metric show it")
+
+            let job = try await integrity.runScheduled(now: start.addingTimeInterval(3600), on: db)
+            XCTAssertNil(job.checkpoint, "the periodic job signs nothing over the broken history")
+            XCTAssertEqual(job.brokenVerification?.firstBrokenSeq, 100)
+            do {
+                let signed = try await integrity.checkpointNow(now: start.addingTimeInterval(3660), on: db)
+                XCTFail("audit checkpoint --sign must refuse, signed \(signed.seq)")
+            } catch AuditIntegrityError.chainBroken(let verification) {
+                XCTAssertEqual(verification.firstBrokenSeq, 100)
+                XCTAssertTrue("\(AuditIntegrityError.chainBroken(verification))".contains("full check"), verification.summary)
+            }
+            let latest = try await integrity.latestCheckpoint(on: db)
+            XCTAssertEqual(latest, checkpoint, "still the checkpoint from before the tampering")
+        }
+    }
+
+    /// Issue 28, item 1: the checkpoint rows are checked. The newest one deleted (the trail's own
+    /// `audit.checkpoint` entry says it existed), or its signature broken, is reported by a check
+    /// of new entries and by a full check, and nothing is signed over it.
+    func testADeletedOrForgedCheckpointRowIsReported() async throws {
+        try await withDatabase { db in
+            let integrity = integrity()
+            try await append(5, on: db)
+            _ = try await integrity.checkpointNow(now: start, on: db)  // at 5; 6 is audit.checkpoint
+            try await append(3, on: db)  // 7...9
+            let newest = try await integrity.checkpointNow(now: start.addingTimeInterval(3600), on: db)  // at 9; 10 audit.checkpoint
+            XCTAssertEqual(newest.seq, 9)
+            try await append(2, on: db)
+
+            try await sql(db).raw("DELETE FROM audit_checkpoints WHERE seq = 9").run()
+            for full in [false, true] {
+                let result = try await integrity.verify(full: full, now: start.addingTimeInterval(3700), on: db)
+                XCTAssertEqual(result.firstBrokenSeq, 10, "full: \(full): \(result.summary)")
+                XCTAssertEqual(result.problem, "entry 10 records a checkpoint of entry 9, which is missing from the checkpoints: deleted")
+            }
+            let refused = try await integrity.runScheduled(now: start.addingTimeInterval(7200), on: db)
+            XCTAssertNil(refused.checkpoint)
+            XCTAssertEqual(refused.brokenVerification?.firstBrokenSeq, 10)
+
+            // Put back with another signature: a forged row.
+            let other = try CheckpointSigner(privateKey: .init()).sign(seq: 9, hash: newest.hash, at: newest.signedAt)
+            try await sql(db).raw("""
+                INSERT INTO audit_checkpoints (seq, hash, signed_at, key_id, signature)
+                VALUES (9, \(bind: newest.hash), \(bind: newest.signedAt), \(bind: newest.keyID), \(bind: other.signature.base64EncodedString()))
+                """).run()
+            for full in [false, true] {
+                let result = try await integrity.verify(full: full, now: start.addingTimeInterval(7300), on: db)
+                XCTAssertEqual(result.firstBrokenSeq, 9, "full: \(full): \(result.summary)")
+                XCTAssertTrue(result.problem?.contains("does not verify with its key") ?? false, result.summary)
+            }
+            do {
+                _ = try await integrity.checkpointNow(now: start.addingTimeInterval(7400), on: db)
+                XCTFail("nothing is signed over a checkpoint whose signature does not verify")
+            } catch AuditIntegrityError.chainBroken(let verification) {
+                XCTAssertEqual(verification.firstBrokenSeq, 9)
+            }
+        }
+    }
+
     func testCheckpointIsSignedAndVerifiesWithThePublicKeyOnly() async throws {
         try await withDatabase { db in
             try await append(3, on: db)

@@ -768,6 +768,62 @@ final class AuditReviewTests: XCTestCase {
         }
     }
 
+    /// Issue 28, item 1: the scheduled full check (`--audit-full-check-interval`, daily) finds an
+    /// entry below the newest checkpoint changed around the triggers; its result stays on the page
+    /// beside the checks of new entries, which report it too, as does the metric; it is audited;
+    /// and nothing is signed until a later full check passes.
+    func testTheScheduledFullCheckFindsTamperingBelowTheCheckpointAndKeepsItInView() async throws {
+        try await PortalHarness.run { portal in
+            for index in 0..<120 { _ = try await Self.append(portal, action: "chain.test", actor: "a\(index)") }
+            try await portal.portal.runCleanup()  // signs the first checkpoint
+            let first = try await portal.portal.integrity.latestCheckpoint(on: portal.db)
+            let signed = try XCTUnwrap(first)
+            XCTAssertGreaterThan(signed.seq, 100)
+            for index in 0..<3 { _ = try await Self.append(portal, action: "chain.test", actor: "b\(index)") }
+            let entry = try await Audit.AuditEntry.find(100, on: portal.db)
+            let original = try XCTUnwrap(entry?.actor)
+            try await TamperedAudit.change(seq: 100, on: portal.db)
+
+            portal.clock.advance(seconds: 86400)
+            try await portal.portal.runCleanup()
+            let scheduled = try await portal.auditActions("audit.verify").filter { $0.detailValues["reason"] == "schedule" }
+            XCTAssertEqual(scheduled.last?.outcome, "failure", "the scheduled full check is audited")
+            XCTAssertEqual(scheduled.last?.detailValues["first_bad_seq"], "100")
+            XCTAssertEqual(scheduled.last?.detailValues["scope"], "full")
+            let afterJob = try await portal.portal.integrity.latestCheckpoint(on: portal.db)
+            XCTAssertEqual(afterJob, signed, "nothing signed over the broken history, though a checkpoint is due")
+            let metrics = try await portal.metrics()
+            XCTAssertNotNil(metrics.firstMatch(of: /portal_audit_chain_intact 0(\.0)?\s/), metrics)
+
+            // Check new entries: from the checkpoint, above the change; it reports the full check.
+            let admin = try await portal.signedIn(.admin)
+            let page = try await admin.get("/admin/audit")
+            let checked = try await admin.post("/admin/audit/verify", ["csrf": page.hidden("csrf") ?? "", "scope": "incremental"])
+            let shown = try await admin.get(try XCTUnwrap(checked.location))
+            XCTAssertTrue(shown.body.contains("id=\"chain-broken\""), shown.body)
+            XCTAssertTrue(shown.body.contains("id=\"first-bad-seq\">100</a>"), shown.body)
+            XCTAssertTrue(shown.body.contains("id=\"last-full-check\""), shown.body)
+            XCTAssertTrue(shown.body.contains("<a href=\"/admin/audit/entries/100\" id=\"full-check-first-bad-seq\">100</a>"), shown.body)
+            let stillZero = try await portal.metrics()
+            XCTAssertNotNil(stillZero.firstMatch(of: /portal_audit_chain_intact 0(\.0)?\s/), stillZero)
+
+            // Repaired, a full check passes: the page clears, and the job signs again.
+            try await TamperedAudit.change(seq: 100, actor: original, on: portal.db)
+            _ = try await admin.post("/admin/audit/verify", ["csrf": page.hidden("csrf") ?? "", "scope": "full"])
+            await portal.portal.auditReview.audit.fullCheck.wait()
+            _ = try await admin.post("/admin/audit/verify", ["csrf": page.hidden("csrf") ?? "", "scope": "incremental"])
+            let cleared = try await admin.get("/admin/audit")
+            XCTAssertTrue(cleared.body.contains("id=\"chain-intact\""), cleared.body)
+            XCTAssertTrue(cleared.body.contains("id=\"full-check-intact\""), cleared.body)
+            portal.clock.advance(seconds: 60)
+            try await portal.portal.runCleanup()
+            let resumed = try await portal.portal.integrity.latestCheckpoint(on: portal.db)
+            XCTAssertGreaterThan(resumed?.seq ?? 0, signed.seq, "signing resumes once a full check passed")
+            let intact = try await portal.metrics()
+            XCTAssertNotNil(intact.firstMatch(of: /portal_audit_chain_intact 1(\.0)?\s/), intact)
+        }
+    }
+
     func testTheChainCheckOnThePageNamesTheFirstBadEntry() async throws {
         try await PortalHarness.run { portal in
             var written: [Int64] = []
@@ -809,15 +865,15 @@ extension AuditReviewTests {
 
 /// Changes a stored audit row the way someone with database access could: around the triggers.
 enum TamperedAudit {
-    static func change(seq: Int64, on db: any Database) async throws {
+    static func change(seq: Int64, actor: String = "mallory", on db: any Database) async throws {
         let sql = db as! any SQLDatabase
         if isPostgreSQL(db) {
             try await sql.raw("ALTER TABLE audit_log DISABLE TRIGGER USER").run()
-            try await sql.raw("UPDATE audit_log SET actor = 'mallory' WHERE seq = \(bind: seq)").run()
+            try await sql.raw("UPDATE audit_log SET actor = \(bind: actor) WHERE seq = \(bind: seq)").run()
             try await sql.raw("ALTER TABLE audit_log ENABLE TRIGGER USER").run()
         } else {
-            try await sql.raw("DROP TRIGGER audit_log_no_update").run()
-            try await sql.raw("UPDATE audit_log SET actor = 'mallory' WHERE seq = \(bind: seq)").run()
+            try await sql.raw("DROP TRIGGER IF EXISTS audit_log_no_update").run()
+            try await sql.raw("UPDATE audit_log SET actor = \(bind: actor) WHERE seq = \(bind: seq)").run()
         }
     }
 }

@@ -180,7 +180,8 @@ final class TemplateTests: XCTestCase {
                 csvLink: "/admin/audit/export.csv", jsonlLink: "/admin/audit/export.jsonl", lookupError: "Not a teleTAN",
                 integrity: .init(
                     lastRun: .init(time: "10:00", scope: "full", range: "1-7", intact: intact, nothingYet: false, brokenSeq: "3", problem: "hash"),
-                    checkpoint: .init(seq: "7", time: "10:00", keyID: "key")),
+                    checkpoint: .init(seq: "7", time: "10:00", keyID: "key"),
+                    lastFull: .init(time: "09:00", scope: "full", range: "1-5", intact: intact, nothingYet: false, brokenSeq: "2", problem: "hash")),
                 verifyNotice: "Done")
         }
         return [

@@ -93,3 +93,44 @@ def test_a_failed_write_leaves_no_file(portals, tmp_path):
     assert result.returncode == 1 and "--out: cannot replace" in result.stderr, result
     assert sorted(os.listdir(handed_out)) == ["checkpoint.txt"]
     assert os.listdir(handed_out / "checkpoint.txt") == ["keep"]
+
+
+def test_a_change_below_the_checkpoint_is_reported_by_the_routine_commands_after_a_full_check(portals):
+    """Issue 28, item 1: `audit verify` without --full walks from the newest checkpoint and says
+    so; an entry below it changed around the triggers is seen by `verify --full`, and from then on
+    `audit verify` reports it too and `audit checkpoint --sign` refuses (exit 1), saying why."""
+    portal = portals()
+    portal.start()
+    officer = portal.client().signed_in(*OFFICER)
+    portal.issue(officer, 2)
+    portal.stop_cleanly()
+    signed = portal.run("audit", "checkpoint", "--sign")
+    assert signed.returncode == 0, signed
+    seq = int(next(line for line in signed.stdout.splitlines() if line.startswith("seq ")).split()[1])
+    assert seq > 2
+
+    database = sqlite3.connect(portal.database.removeprefix("sqlite:"))
+    (trigger,) = database.execute("SELECT sql FROM sqlite_master WHERE name = 'audit_log_no_update'").fetchone()
+    database.execute("DROP TRIGGER audit_log_no_update")  # as someone with file access could
+    database.execute("UPDATE audit_log SET details = '{\"x\":\"1\"}' WHERE seq = 2")
+    database.execute(trigger)  # and put back
+    database.commit()
+    database.close()
+
+    routine = portal.run("audit", "verify")
+    assert routine.returncode == 0, routine
+    assert "audit trail intact" in routine.stdout and f"checked from checkpoint {seq};" in routine.stdout, routine.stdout
+    assert "--full" in routine.stdout, routine.stdout
+    full = portal.run("audit", "verify", "--full")
+    assert full.returncode == 1, full
+    assert "audit trail broken at entry 2: entry 2 was changed after it was written" in full.stderr, full.stderr
+    assert "checked in full" in full.stderr, full.stderr
+
+    after = portal.run("audit", "verify")
+    assert after.returncode == 1 and after.stdout == "", after
+    assert "audit trail broken at entry 2: the full check of " in after.stderr, after.stderr
+    refused = portal.run("audit", "checkpoint", "--sign")
+    assert refused.returncode == 1 and refused.stdout == "", refused
+    assert "not signing: audit trail broken at entry 2: the full check of " in refused.stderr, refused.stderr
+    assert "no checkpoint is signed" in refused.stderr, refused.stderr
+

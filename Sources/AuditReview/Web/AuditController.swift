@@ -141,8 +141,8 @@ struct AuditController: Sendable {
     ) async throws -> Response {
         let db = database.database(logger: context.logger)
         let integrity = IntegrityBox(
-            lastRun: try await self.integrity.lastVerification(on: db), checkpoint: try await self.integrity.latestCheckpoint(on: db),
-            renderer: renderer, language: context.language)
+            lastRun: try await self.integrity.lastVerification(on: db), lastFull: try await self.integrity.lastFullVerification(on: db),
+            checkpoint: try await self.integrity.latestCheckpoint(on: db), renderer: renderer, language: context.language)
         let model = SearchPage(
             filter: filter, invalid: invalid, teleTANFields: teleTANFields, page: page, cursor: cursor, lookupError: lookupError,
             integrity: integrity, verifyNotice: verifyNotice, renderer: renderer, language: context.language)

@@ -47,6 +47,9 @@ struct IntegrityBox: TemplateValues {
     }
     let lastRun: LastRun?
     let checkpoint: Checkpoint?
+    /// The newest full check when the last run was a check of new entries: a broken one stays
+    /// in view (checks of new entries start above what it found) until a later full check passes.
+    var lastFull: LastRun? = nil
 }
 
 /// `/admin/audit`: the search form, the results, the teleTAN lookup, export links and the chain.

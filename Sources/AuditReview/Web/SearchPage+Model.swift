@@ -37,20 +37,24 @@ extension SearchPage {
 }
 
 extension IntegrityBox {
-    /// The last run of the chain check and the newest signed checkpoint, nil for none yet.
-    init(lastRun run: AuditVerification?, checkpoint: AuditCheckpoint?, renderer: PageRenderer, language: Language) {
+    /// The last run of the chain check, the newest full check beside it (unless that was the last
+    /// run) and the newest signed checkpoint, nil for none yet.
+    init(lastRun run: AuditVerification?, lastFull: AuditVerification?, checkpoint: AuditCheckpoint?, renderer: PageRenderer,
+         language: Language) {
+        func shown(_ run: AuditVerification) -> LastRun {
+            let scopeKey = run.full ? "audit_verify_scope_full" : "audit_verify_scope_incremental"
+            return LastRun(
+                time: renderer.auditTime(run.verifiedAt, in: language), scope: renderer.text(scopeKey, in: language),
+                range: renderer.text("audit_verify_range", in: language, [
+                    "count": String(run.checkedEntries), "from": String(run.fromSeq), "to": String(run.toSeq)]),
+                intact: run.isIntact, nothingYet: run.isIntact && run.checkedEntries == 0,
+                brokenSeq: run.firstBrokenSeq.map(String.init), problem: run.problem)
+        }
         self.init(
-            lastRun: run.map { run in
-                let scopeKey = run.full ? "audit_verify_scope_full" : "audit_verify_scope_incremental"
-                return LastRun(
-                    time: renderer.auditTime(run.verifiedAt, in: language), scope: renderer.text(scopeKey, in: language),
-                    range: renderer.text("audit_verify_range", in: language, [
-                        "count": String(run.checkedEntries), "from": String(run.fromSeq), "to": String(run.toSeq)]),
-                    intact: run.isIntact, nothingYet: run.isIntact && run.checkedEntries == 0,
-                    brokenSeq: run.firstBrokenSeq.map(String.init), problem: run.problem)
-            },
+            lastRun: run.map(shown),
             checkpoint: checkpoint.map {
                 Checkpoint(seq: String($0.seq), time: renderer.auditTime($0.signedAt, in: language), keyID: $0.keyID)
-            })
+            },
+            lastFull: run?.full == true ? nil : lastFull.map(shown))
     }
 }
