@@ -101,16 +101,19 @@ package final class PortalApp: Sendable {
     }
 
     /// What the alert rules watch that no single request shows (docs/deploy/alerts.yml): the
-    /// database, and the audit trail's last verification and checkpoint, which any instance may
-    /// have made. Three small queries per scrape.
+    /// database, the audit trail's last verification and checkpoint, which any instance may
+    /// have made, and today's daily quotas. Four small queries per scrape (today's quota rows
+    /// are made first if the periodic work has not made them yet).
     func sharedState() async -> PortalMetrics.SharedState {
         guard await database.isReachable(logger: logger) else { return .init(databaseReachable: false) }
         let db = database.database(logger: logger)
         let verification = try? await integrity.lastVerification(on: db)
         let checkpoint = try? await integrity.latestCheckpoint(on: db)
+        let quotas = (try? await issuance.issuer.quotas.prepare(at: foundation.now(), on: db)) ?? []
         return .init(
             databaseReachable: true, lastVerification: verification.map { (intact: $0.isIntact, at: $0.verifiedAt) },
-            lastCheckpoint: checkpoint?.signedAt)
+            lastCheckpoint: checkpoint?.signedAt,
+            dailyQuotas: quotas.map { .init(scope: $0.scope, limit: $0.limit, used: $0.used) })
     }
 
     /// The routes and their access declarations, without the 405 answers (tests read them).
@@ -173,6 +176,7 @@ extension PortalConfiguration {
         settings.displayTime = teleTANDisplayTime
         settings.healthAuthorities = healthAuthorities
         settings.eventApprovalByTwo = eventApprovalByTwo
+        settings.dailyQuota = dailyQuota
         return settings
     }
 
