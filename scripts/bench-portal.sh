@@ -106,7 +106,7 @@ note "starting $PORTAL_BIN ($build) on 127.0.0.1:$port"
 start_server "the portal" "$tmp/portal.log" "http://127.0.0.1:$port/health/ready" \
   env "${malloc_env[@]}" "$portal" serve --host 127.0.0.1 --port "$port" --metrics-port "$((port + 1))" --database "$db_url" \
   --secret-file "$tmp/secret" --audit-checkpoint-key "$tmp/audit-checkpoint-key.pem" --pam-service teletan-portal-test \
-  --teletan-interval 0s --teletans-per-user-per-day 10000000 --teletans-per-hour 100000000 \
+  --teletan-interval 0s --teletans-per-user-per-day 10000000 --teletans-per-hour 100000000 --daily-quota 10000000 \
   --database-pool-size "$pool_size" --log-level warning || die "the portal exited during start-up"
 idle_rss_kib=$(awk '/^VmRSS:/ { print $2 }' "/proc/$server_pid/status" 2>/dev/null || true)
 

@@ -217,7 +217,7 @@ portal=$(private_copy "$PORTAL_BIN")
 bin_id="$(date -r "$PORTAL_BIN" '+%Y-%m-%d %H:%M:%S'), sha256 $(sha256sum "$portal" | cut -c1-12)"
 portal_args=(serve --host 127.0.0.1 --port "$port" --metrics-port "$metrics_port" --database "$db_url"
   --secret-file "$tmp/secret" --audit-checkpoint-key "$tmp/audit-checkpoint-key.pem"
-  --teletan-interval 0s --teletans-per-user-per-day 10000000 --teletans-per-hour 100000000
+  --teletan-interval 0s --teletans-per-user-per-day 10000000 --teletans-per-hour 100000000 --daily-quota 10000000
   --database-pool-size "$pool_size" --pam-threads "$pam_threads" --log-level warning)
 [[ -n $lockout ]] && portal_args+=(--signin-lockout "$lockout")
 load_args=()

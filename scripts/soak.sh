@@ -25,7 +25,7 @@
 #
 # The portal runs with the limits raised so that the flows are not refused:
 #   --teletan-interval 1s (the load generator keeps an account's issuances >= 1.5 s apart)
-#   --teletans-per-user-per-day 10000000 --teletans-per-hour 100000000
+#   --teletans-per-user-per-day 10000000 --teletans-per-hour 100000000 --daily-quota 10000000
 # and with --audit-checkpoint-interval SOAK_CHECKPOINT_INTERVAL (the hourly checkpoint job
 # runs during the soak too), --log-level warning; everything else is the portal's default.
 #
@@ -118,7 +118,7 @@ fi
 
 # --- Portal ----------------------------------------------------------------------------------
 portal=$(private_copy "$PORTAL_BIN")
-flags=(--teletan-interval 1s --teletans-per-user-per-day 10000000 --teletans-per-hour 100000000
+flags=(--teletan-interval 1s --teletans-per-user-per-day 10000000 --teletans-per-hour 100000000 --daily-quota 10000000
        --database-pool-size "$pool_size" --audit-checkpoint-interval "$checkpoint_interval" --log-level warning)
 export SOAK_BIN=$PORTAL_BIN SOAK_BUILD=$build SOAK_FLAGS="${flags[*]}"
 note "starting $PORTAL_BIN ($build) on 127.0.0.1:$port, database $database"

@@ -11,6 +11,8 @@ package enum Permission: String, Sendable, CaseIterable, Comparable {
     case viewHotlineOverview = "view_hotline_overview"
     case reviewAuditTrail = "review_audit_trail"
     case manageSessionsAndLockouts = "manage_sessions_and_lockouts"
+    /// Today's daily quotas of teleTANs: see them, and raise one until midnight.
+    case manageDailyQuota = "manage_daily_quota"
 
     /// The permission table: every role's permissions, and nothing else grants any.
     package static let granted: [Role: Set<Permission>] = [
@@ -18,7 +20,7 @@ package enum Permission: String, Sendable, CaseIterable, Comparable {
         // Hotline agents issue only within a call, so that each of their teleTANs has its checks.
         .hotline: [.workHotlineCalls, .seeOwnTeleTANs, .viewHotlineOverview],
         .event: [.issueEventTeleTAN, .seeOwnTeleTANs],
-        .admin: [.reviewAuditTrail, .manageSessionsAndLockouts, .viewHotlineOverview],
+        .admin: [.reviewAuditTrail, .manageSessionsAndLockouts, .manageDailyQuota, .viewHotlineOverview],
     ]
 
     /// The roles that hold this permission.

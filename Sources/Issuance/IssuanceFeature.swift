@@ -9,7 +9,7 @@ import Verification
 /// and the cleanup of teleTANs that were never shown.
 package struct IssuanceFeature: PortalFeature {
     package static let strings = IssuanceStrings.table
-    package static let migrations: [any Migration] = [CreateIssuedTeleTANs(), CreateEventRequests(), AddReasonsAndCalls()]
+    package static let migrations: [any Migration] = [CreateIssuedTeleTANs(), CreateEventRequests(), AddReasonsAndCalls(), CreateDailyQuotas()]
 
     package struct Settings: Sendable {
         /// The shortest time between two teleTANs of one user; zero switches it off.
@@ -21,6 +21,8 @@ package struct IssuanceFeature: PortalFeature {
         package var healthAuthorities = HealthAuthorities()
         /// `--event-approval two-person`: an EVENT teleTAN needs a second event officer's approval.
         package var eventApprovalByTwo = false
+        /// The daily quota (`--daily-quota` and its prediction's bounds and factor).
+        package var dailyQuota = DailyQuotaSettings()
         package init() {}
     }
 
@@ -29,6 +31,7 @@ package struct IssuanceFeature: PortalFeature {
     let controller: TeleTANController
     let events: EventController
     let recent: RecentController
+    let quota: QuotaController
 
     /// `calls` looks up the hotline calls of hotline teleTANs for "My recent teleTANs" (the
     /// hotline feature depends on this one, so the app composition hands it in).
@@ -38,7 +41,10 @@ package struct IssuanceFeature: PortalFeature {
         issuer = TeleTANIssuer(
             database: foundation.database, service: verification, nonces: foundation.nonces, displays: displays,
             audit: foundation.audit, hasher: foundation.hasher, minimumInterval: settings.minimumInterval,
-            perDay: settings.perUserPerDay, metrics: foundation.metrics, now: foundation.now)
+            perDay: settings.perUserPerDay,
+            quotas: DailyQuotas(
+                settings: settings.dailyQuota, timeZone: foundation.renderer.timeZone, healthAuthorities: settings.healthAuthorities),
+            metrics: foundation.metrics, now: foundation.now)
         events = EventController(
             database: foundation.database, issuer: issuer, nonces: foundation.nonces,
             authorities: settings.healthAuthorities, twoPerson: settings.eventApprovalByTwo, audit: foundation.audit,
@@ -50,18 +56,24 @@ package struct IssuanceFeature: PortalFeature {
             database: foundation.database, service: verification,
             revoker: TeleTANRevoker(service: verification, audit: foundation.audit), calls: calls,
             renderer: foundation.renderer, now: foundation.now)
+        quota = QuotaController(
+            database: foundation.database, quotas: issuer.quotas, authorities: settings.healthAuthorities, audit: foundation.audit,
+            renderer: foundation.renderer, now: foundation.now)
     }
 
     package func addRoutes(to routes: DeclaredRoutes) {
         controller.addRoutes(to: routes)
         events.addRoutes(to: routes)
         recent.addRoutes(to: routes)
+        quota.addRoutes(to: routes)
     }
 
     /// teleTANs parked for a result page nobody opened in time (audited), teleTAN records past
     /// their retention, the list of issued teleTANs past its week, and EVENT requests past
-    /// their time.
+    /// their time; today's daily quotas are predicted (once a day: see ``DailyQuotas/prepare(at:on:)``).
     package func runPeriodicWork(now: Date, on db: any Database) async throws {
+        try await issuer.quotas.prepare(at: now, on: db)
+        try await issuer.quotas.purge(at: now, on: db)
         try await displays.purgeExpired(now: now, on: db)
         try await TeleTANRecord.purge(olderThan: now.addingTimeInterval(-TeleTANLifecycle.retention), on: db)
         try await IssuedTeleTANs().purge(now: now, on: db)

@@ -101,18 +101,22 @@ package final class PortalApp: Sendable {
     }
 
     /// What the alert rules watch that no single request shows (docs/deploy/alerts.yml): the
-    /// database, and the audit trail's last verification and checkpoint, which any instance may
-    /// have made. Four small queries per scrape. The chain counts as intact only while the last
-    /// full check did not find it broken too: a check of new entries cannot see below its start.
+    /// database, the audit trail's last verification and checkpoint, which any instance may
+    /// have made, and today's daily quotas. Five small queries per scrape (today's quota rows
+    /// are made first if the periodic work has not made them yet). The chain counts as intact
+    /// only while the last full check did not find it broken too: a check of new entries cannot
+    /// see below its start.
     func sharedState() async -> PortalMetrics.SharedState {
         guard await database.isReachable(logger: logger) else { return .init(databaseReachable: false) }
         let db = database.database(logger: logger)
         let verification = try? await integrity.lastVerification(on: db)
         let fullBroken = (try? await integrity.lastFullVerification(on: db))?.isIntact == false
         let checkpoint = try? await integrity.latestCheckpoint(on: db)
+        let quotas = (try? await issuance.issuer.quotas.prepare(at: foundation.now(), on: db)) ?? []
         return .init(
             databaseReachable: true, lastVerification: verification.map { (intact: $0.isIntact && !fullBroken, at: $0.verifiedAt) },
-            lastCheckpoint: checkpoint?.signedAt)
+            lastCheckpoint: checkpoint?.signedAt,
+            dailyQuotas: quotas.map { .init(scope: $0.scope, limit: $0.limit, used: $0.used) })
     }
 
     /// The routes and their access declarations, without the 405 answers (tests read them).
@@ -175,6 +179,7 @@ extension PortalConfiguration {
         settings.displayTime = teleTANDisplayTime
         settings.healthAuthorities = healthAuthorities
         settings.eventApprovalByTwo = eventApprovalByTwo
+        settings.dailyQuota = dailyQuota
         return settings
     }
 

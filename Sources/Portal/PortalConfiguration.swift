@@ -39,6 +39,9 @@ package struct PortalConfiguration: Sendable {
     package var teleTANMinimumInterval: Duration = .seconds(30)
     package var teleTANsPerUserPerDay = 100
     package var teleTANsPerHourGlobal = 1000
+    /// The daily quota of the portal and of each health authority (`--daily-quota` and the
+    /// prediction's bounds and factor).
+    package var dailyQuota = DailyQuotaSettings()
     /// How long the result page shows a teleTAN before it is hidden again.
     package var teleTANDisplayTime: Duration = .seconds(10 * 60)
 

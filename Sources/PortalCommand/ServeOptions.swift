@@ -121,6 +121,7 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "Numbers the hotline calls back, comma-separated: a region (DE: its fixed-line and mobile numbers), a region with types (AT:fixed-line+mobile+toll-free), or an E.164 prefix of any type (+4980012) (env PORTAL_CALLBACK_NUMBERS; see docs/configuration.md)")
     var callbackNumbers: String = Environment.value("PORTAL_CALLBACK_NUMBERS") ?? "DE"
 
+    @OptionGroup var dailyQuota: DailyQuotaOptions
     @OptionGroup var auditKey: AuditCheckpointKeyOption
     @OptionGroup var auditSchedule: AuditScheduleOptions
 
@@ -255,6 +256,7 @@ struct ServeOptions: ParsableArguments {
                 throw ConfigurationError(message: "--callback-numbers (PORTAL_CALLBACK_NUMBERS): \(error)")
             }
         }
+        config.dailyQuota = dailyQuota.settings(problems: problems)
         config.auditCheckpointKey = auditKey.auditCheckpointKey
         problems.set(&config.auditCheckpointInterval) { try auditSchedule.checkpointInterval() }
         problems.set(&config.auditFullCheckInterval) { try auditSchedule.fullCheckInterval() }

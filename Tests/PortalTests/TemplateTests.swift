@@ -121,7 +121,7 @@ final class TemplateTests: XCTestCase {
         func derivedValue(named name: String) -> any TemplateValue {
             switch name {
             case "teleTANWaiting": true
-            case "links": HomePage.Links(recent: true, hotline: false, overview: false, audit: false, sessions: false)
+            case "links": HomePage.Links(recent: true, hotline: false, overview: false, audit: false, sessions: false, quota: false)
             case "notice": "outer"
             case "inner": Inner()
             default: .undeclared
@@ -192,10 +192,10 @@ final class TemplateTests: XCTestCase {
             PasswordChangePage(csrf: "token", messages: ["Expired"]),
             HomePage(
                 teleTANWasHidden: true, teleTANWaiting: true, issueNonce: "nonce", mayIssue: true, event: event,
-                links: .init(recent: true, hotline: true, overview: true, audit: true, sessions: true)),
+                links: .init(recent: true, hotline: true, overview: true, audit: true, sessions: true, quota: true)),
             HomePage(
                 teleTANWasHidden: false, teleTANWaiting: false, issueNonce: nil, mayIssue: false, event: nil,
-                links: .init(recent: false, hotline: false, overview: false, audit: false, sessions: false)),
+                links: .init(recent: false, hotline: false, overview: false, audit: false, sessions: false, quota: false)),
             NoRolePage(),
             AlreadyShownPage(),
             ResultPage(
@@ -249,6 +249,12 @@ final class TemplateTests: XCTestCase {
                 items: [.init(scope: "user", scopeLabel: "User", key: "officer", until: "10:15", failures: "5", others: "192.0.2.1",
                               lastAttempt: "10:00", entriesLink: "/admin/audit?actor=officer&action=signin")],
                 notice: "Lifted"),
+            QuotaPage(
+                items: [.init(scope: "portal", name: "Whole portal", quota: 300, extra: 5, limit: 305, used: 12, left: 293,
+                              how: "Prediction from 14 days", basis: [.init(day: "2027-01-01", issued: 100)])],
+                raises: [.init(name: "Whole portal", amount: 5, reason: "Outbreak", raisedBy: "admin", raisedAt: "10:00")],
+                options: [.init(scope: "portal", name: "Whole portal", selected: true)], form: .init(scope: "portal", amount: "x", reason: ""),
+                maxAmount: 100_000, maxReason: 80, resetsAt: "16 Jan 2027, 00:00 CET", notice: "Raised", problem: .amount, error: "A number"),
         ]
     }
 
@@ -266,7 +272,7 @@ final class TemplateTests: XCTestCase {
             SignInPage(csrf: "token", username: nil, notice: nil, error: nil, details: []),
             HomePage(
                 teleTANWasHidden: false, teleTANWaiting: false, issueNonce: "nonce", mayIssue: true, event: event,
-                links: .init(recent: true, hotline: false, overview: false, audit: false, sessions: false)),
+                links: .init(recent: true, hotline: false, overview: false, audit: false, sessions: false, quota: false)),
             ResultPage(
                 groups: [.init(text: "ABC", spelled: "Alfa - Bravo - Charlie")], type: "TEST", healthAuthority: nil, reference: nil,
                 callID: nil, validUntil: "24 Nov", validUntilISO: "2026-11-24T10:00:00Z", hideAfterSeconds: 60, hiddenAfterText: "Hidden"),
@@ -305,6 +311,10 @@ final class TemplateTests: XCTestCase {
             ChartsPage(charts: [], timeZone: "Europe/Berlin"),
             SessionsPage(items: [], notice: nil),
             LockoutsPage(items: [], notice: nil),
+            QuotaPage(
+                items: [.init(scope: "portal", name: "Whole portal", quota: 1000, extra: 0, limit: 1000, used: 0, left: 1000, how: "Fixed", basis: [])],
+                raises: [], options: [], form: .init(scope: "portal"), maxAmount: 100_000, maxReason: 80, resetsAt: "16 Jan",
+                notice: nil, problem: nil, error: nil),
         ]
     }
 }

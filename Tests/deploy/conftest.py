@@ -74,6 +74,7 @@ class Instance(PortalProcess):
             "--teletan-interval", "0s",
             "--teletans-per-user-per-day", "100000",
             "--teletans-per-hour", "100000",
+            "--daily-quota", "100000",
             "--signin-failures-per-address", "1000",
         ]
 

@@ -25,6 +25,10 @@ EXPECTED = {
     "--teletan-interval": "30s",
     "--teletans-per-user-per-day": "100",
     "--teletans-per-hour": "1000",
+    "--daily-quota": "1000",
+    "--daily-quota-minimum": "10",
+    "--daily-quota-maximum": "20000",
+    "--daily-quota-factor": "1.25",
     "--teletan-display-time": "10m",
     "--secret-file": "portal.secret",
     "--metrics-host": "127.0.0.1",
@@ -80,4 +84,28 @@ def test_bad_callback_numbers_stop_start_up_naming_the_flag_and_the_entry(tmp_pa
         output = result.stderr + result.stdout
         assert result.returncode != 0, value
         assert "--callback-numbers" in output and says in output, (value, output)
+    assert not (tmp_path / "p.sqlite").exists(), "start-up went on to the database"
+
+
+def test_a_daily_quota_setting_that_makes_no_sense_stops_start_up_and_check_config(tmp_path):
+    """--daily-quota and its prediction's bounds and factor: a quota of nothing, bounds the wrong
+    way round or a factor below 1 would refuse every teleTAN (or allow fewer than an ordinary
+    day), so serve and check-config refuse them with the flag's name."""
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("PORTAL_")}
+    cases = (
+        (["--daily-quota", "0"], "--daily-quota (PORTAL_DAILY_QUOTA)"),
+        (["--daily-quota", "many"], "--daily-quota (PORTAL_DAILY_QUOTA)"),
+        (["--daily-quota-minimum", "-1"], "--daily-quota-minimum"),
+        (["--daily-quota-minimum", "500", "--daily-quota-maximum", "100"], "is above --daily-quota-maximum"),
+        (["--daily-quota-factor", "0.5"], "--daily-quota-factor"),
+        (["--daily-quota-factor", "1.255"], "at most two decimals"),
+        (["--daily-quota-factor", "11"], "--daily-quota-factor"),
+    )
+    for arguments, says in cases:
+        for command in ("serve", "check-config"):
+            result = subprocess.run([PORTAL_BIN, command, *arguments, "--database", f"sqlite:{tmp_path / 'p.sqlite'}"],
+                                    capture_output=True, text=True, timeout=30, env=environment, cwd=tmp_path)
+            output = result.stderr + result.stdout
+            assert result.returncode != 0, (command, arguments)
+            assert says in output, (command, arguments, output)
     assert not (tmp_path / "p.sqlite").exists(), "start-up went on to the database"

@@ -115,6 +115,7 @@ class FuzzPortal(PortalProcess):
             "--teletan-interval", "0s",
             "--teletans-per-user-per-day", "1000000",
             "--teletans-per-hour", "1000000",
+            "--daily-quota", "1000000",
             "--signin-failures-per-user", "1000",
             "--signin-failures-per-address", "100000",
             # The /signin/continue fuzz leaves PAM conversations waiting (cancelling or failing

@@ -45,7 +45,8 @@ class Portal(PortalProcess):
         super().__init__(workdir, PORTAL_BIN, pam_service, database, extra_arguments=extra_arguments)
 
     def settings(self) -> list[str]:
-        return ["--teletan-interval", "0s", "--teletans-per-user-per-day", "1000000", "--teletans-per-hour", "100000000"]
+        return ["--teletan-interval", "0s", "--teletans-per-user-per-day", "1000000", "--teletans-per-hour", "100000000",
+                "--daily-quota", "10000000"]
 
     def client(self, language: str = "en") -> "Client":
         return Client(self.base_url, language)

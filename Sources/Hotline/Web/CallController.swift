@@ -112,8 +112,16 @@ struct CallController: Sendable {
 
     @Sendable func issue(_ request: Request, context: PermittedContext) async throws -> Response {
         try await withOpenCall(request, context) { action in
-            switch try await issuing.issue(
-                in: action.call, ticked: action.ticked, by: action.acting, nonce: action.form.nonce, at: action.time, on: action.db) {
+            let outcome: CallIssuance.Outcome
+            do {
+                outcome = try await issuing.issue(
+                    in: action.call, ticked: action.ticked, by: action.acting, nonce: action.form.nonce, at: action.time, on: action.db)
+            } catch IssuanceError.dailyQuotaReached {
+                // The call page again with what the agent typed and ticked (the refusal is audited):
+                // once an administrator raises the quota, Issue teleTAN works from here.
+                return try await action.page(error: renderer.text("error_429_daily_quota", in: context.language), status: .tooManyRequests)
+            }
+            switch outcome {
             case .checksMissing(let missing):
                 return try await action.page(error: renderer.text("hotline_error_required", in: context.language), missing: Set(missing))
             case .issuer(.formInvalid): throw FormExpired()

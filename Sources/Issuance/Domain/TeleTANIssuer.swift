@@ -41,12 +41,14 @@ package struct TeleTANIssuer: Sendable {
     let hasher: KeyedHasher
     let minimumInterval: RateRule
     let dailyLimit: RateRule
+    /// The daily quota of the portal and of each health authority.
+    package let quotas: DailyQuotas
     let metrics: PortalMetrics
     let now: @Sendable () -> Date
 
     package init(
         database: PortalDatabase, service: any VerificationService, nonces: FormNonces, displays: PendingDisplays,
-        audit: AuditLog, hasher: KeyedHasher, minimumInterval: Duration, perDay: Int, metrics: PortalMetrics,
+        audit: AuditLog, hasher: KeyedHasher, minimumInterval: Duration, perDay: Int, quotas: DailyQuotas, metrics: PortalMetrics,
         now: @escaping @Sendable () -> Date
     ) {
         self.database = database
@@ -57,6 +59,7 @@ package struct TeleTANIssuer: Sendable {
         self.hasher = hasher
         self.minimumInterval = RateRule(name: "teletan.user.interval", limit: 1, window: minimumInterval)
         self.dailyLimit = RateRule(name: "teletan.user.day", limit: perDay, window: .seconds(24 * 60 * 60))
+        self.quotas = quotas
         self.metrics = metrics
         self.now = now
     }
@@ -101,6 +104,8 @@ package struct TeleTANIssuer: Sendable {
                 return .teleTANWaiting
             }
             try await RateLimiter().consume(userLimits(user), at: time, on: tx)
+            // Last, just before the teleTAN is made: a refused form or limit takes no quota.
+            try await quotas.take(quotaScopes(purpose), at: time, on: tx)
             return nil
         }
         // Parks the new teleTAN (sealed) for the result page and audits it. The audit append
@@ -177,6 +182,11 @@ package struct TeleTANIssuer: Sendable {
             metrics.rateLimited(scope: "user")
             try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "rate_limit", "rule": limited.rule.name]), at: time, on: db)
             throw IssuanceError.tooManyRequests(retryAfterSeconds: Self.seconds(limited.retryAfter), global: false)
+        } catch let exhausted as DailyQuotaExhausted {
+            metrics.rateLimited(scope: "daily_quota")
+            try await audit.append(event(
+                .refused, nil, ["type": type.rawValue, "reason": "daily_quota", "quota": exhausted.scope]), at: time, on: db)
+            throw IssuanceError.dailyQuotaReached(retryAfterSeconds: Self.seconds(.seconds(exhausted.resetsAt.timeIntervalSince(time))))
         } catch VerificationServiceError.globalLimitReached(let retryAfter) {
             metrics.rateLimited(scope: "global")
             try await audit.append(event(.refused, nil, ["type": type.rawValue, "reason": "global_limit"]), at: time, on: db)
@@ -206,6 +216,12 @@ package struct TeleTANIssuer: Sendable {
     private func userLimits(_ user: ActingUser) -> [(rule: RateRule, key: String)] {
         let rules = minimumInterval.window > .zero ? [minimumInterval, dailyLimit] : [dailyLimit]
         return rules.map { ($0, user.username) }
+    }
+
+    /// The daily quotas an issuance takes from: the portal's, and an EVENT teleTAN's health
+    /// authority's.
+    private func quotaScopes(_ purpose: IssuancePurpose) -> [String] {
+        [DailyQuotas.portalScope] + (purpose.auditDetails["health_authority"].map { [DailyQuotas.scope(ofHealthAuthority: $0)] } ?? [])
     }
 
     static func seconds(_ duration: Duration) -> Int {

@@ -17,6 +17,6 @@ extension HomePage.Links {
         self.init(
             recent: user.may(.seeOwnTeleTANs), hotline: user.may(.workHotlineCalls),
             overview: user.may(.viewHotlineOverview), audit: user.may(.reviewAuditTrail),
-            sessions: user.may(.manageSessionsAndLockouts))
+            sessions: user.may(.manageSessionsAndLockouts), quota: user.may(.manageDailyQuota))
     }
 }

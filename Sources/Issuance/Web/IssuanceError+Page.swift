@@ -4,14 +4,14 @@ import PortalWeb
 extension IssuanceError: UserFacingError {
     package var status: HTTPResponse.Status {
         switch self {
-        case .tooManyRequests: .tooManyRequests
+        case .tooManyRequests, .dailyQuotaReached: .tooManyRequests
         case .serviceUnavailable, .serviceRefusedCredentials: .serviceUnavailable
         }
     }
 
     package var retryAfterSeconds: Int? {
         switch self {
-        case .tooManyRequests(let seconds, _): seconds
+        case .tooManyRequests(let seconds, _), .dailyQuotaReached(let seconds): seconds
         case .serviceUnavailable: 30
         // Waiting does not help; the operator must change a setting.
         case .serviceRefusedCredentials: nil
@@ -23,6 +23,8 @@ extension IssuanceError: UserFacingError {
         case .tooManyRequests(let seconds, let global):
             renderer.text(global ? "error_429_global" : "error_429", in: language,
                           ["wait": DurationText.text(seconds: seconds, in: language)])
+        case .dailyQuotaReached:
+            renderer.text("error_429_daily_quota", in: language)
         case .serviceUnavailable:
             nil
         case .serviceRefusedCredentials:

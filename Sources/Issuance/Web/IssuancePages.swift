@@ -25,10 +25,12 @@ struct HomePage: PageModel {
         /// The admin pages: audit trail, sessions and lockouts.
         let audit: Bool
         let sessions: Bool
+        /// The daily quota's page.
+        let quota: Bool
 
         func derivedValue(named name: String) -> any TemplateValue {
             switch name {
-            case "any": recent || hotline || overview || audit || sessions
+            case "any": recent || hotline || overview || audit || sessions || quota
             default: .undeclared
             }
         }
@@ -118,4 +120,75 @@ struct EventRequestPage: PageModel {
     static let template = "issuance/event-request"
     let titleKey = "event_request_title"
     let event: EventSection
+}
+
+/// `/admin/quota`: today's daily quotas, the days each was predicted from, today's raises, and
+/// the form that raises one.
+struct QuotaPage: PageModel {
+    /// What is wrong with a submitted raise.
+    enum Problem: Error, Equatable, Encodable {
+        case scope, amount
+        case reason(ShortText.Problem)
+    }
+
+    struct Item: TemplateValues {
+        let scope: String
+        let name: String
+        let quota: Int
+        let extra: Int
+        let limit: Int
+        let used: Int
+        let left: Int
+        /// How the quota was set: predicted (with the line's value), or the fixed quota.
+        let how: String
+        let basis: [Day]
+    }
+
+    struct Day: TemplateValues {
+        let day: String
+        let issued: Int
+    }
+
+    struct Raise: TemplateValues {
+        let name: String
+        let amount: Int
+        let reason: String
+        let raisedBy: String
+        let raisedAt: String
+    }
+
+    /// The raise form as typed.
+    struct Form: TemplateValues {
+        var scope: String
+        var amount = ""
+        var reason = ""
+    }
+
+    struct Option: TemplateValues {
+        let scope: String
+        let name: String
+        let selected: Bool
+    }
+
+    static let template = "issuance/quota"
+    let titleKey = "quota_title"
+    let items: [Item]
+    let raises: [Raise]
+    let options: [Option]
+    let form: Form
+    let maxAmount: Int
+    let maxReason: Int
+    /// When today's quotas end (the authority's midnight).
+    let resetsAt: String
+    let notice: String?
+    let problem: Problem?
+    let error: String?
+
+    func derivedValue(named name: String) -> any TemplateValue {
+        switch name {
+        case "errorOnAmount": problem == .amount
+        case "errorOnReason": if case .reason = problem { true } else { false }
+        default: .undeclared
+        }
+    }
 }

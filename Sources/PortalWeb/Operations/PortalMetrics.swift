@@ -55,6 +55,24 @@ package struct PortalMetrics: Sendable {
         if let checkpoint = state.lastCheckpoint {
             Gauge(label: "portal_audit_last_checkpoint_timestamp_seconds", factory: factory).record(checkpoint.timeIntervalSince1970)
         }
+        for quota in state.dailyQuotas {
+            Gauge(label: "portal_daily_quota_teletans", dimensions: [("scope", quota.scope)], factory: factory).record(quota.limit)
+            Gauge(label: "portal_daily_quota_used_teletans", dimensions: [("scope", quota.scope)], factory: factory).record(quota.used)
+        }
+    }
+
+    /// Today's daily quota of one scope (`portal`, `health_authority:ID`), raises included, and
+    /// what was used of it.
+    package struct DailyQuota: Sendable {
+        package let scope: String
+        package let limit: Int
+        package let used: Int
+
+        package init(scope: String, limit: Int, used: Int) {
+            self.scope = scope
+            self.limit = limit
+            self.used = used
+        }
     }
 
     package struct SharedState: Sendable {
@@ -62,11 +80,17 @@ package struct PortalMetrics: Sendable {
         /// nil: none recorded yet, or the database did not answer (the gauges keep their last value).
         package var lastVerification: (intact: Bool, at: Date)?
         package var lastCheckpoint: Date?
+        /// Today's daily quotas (empty: the database did not answer).
+        package var dailyQuotas: [DailyQuota]
 
-        package init(databaseReachable: Bool, lastVerification: (intact: Bool, at: Date)? = nil, lastCheckpoint: Date? = nil) {
+        package init(
+            databaseReachable: Bool, lastVerification: (intact: Bool, at: Date)? = nil, lastCheckpoint: Date? = nil,
+            dailyQuotas: [DailyQuota] = []
+        ) {
             self.databaseReachable = databaseReachable
             self.lastVerification = lastVerification
             self.lastCheckpoint = lastCheckpoint
+            self.dailyQuotas = dailyQuotas
         }
     }
 
