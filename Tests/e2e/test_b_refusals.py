@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
 import time
 
 import pytest
 
-from e2e_support import V1, random_uuid, with_wrong_check_character
+from e2e_support import DEFAULT_AUDIENCE, PORTAL_BIN, V1, VERIFICATION_BIN, random_uuid, with_wrong_check_character
 from support.processes_and_browsers import raw_exchange  # noqa: E402
 
 JSON = {"Content-Type": "application/json"}
@@ -216,3 +217,21 @@ def test_malformed_bodies_are_client_errors_not_500(portal, server, body, server
     for instance, size in log_sizes.items():
         written = instance.log_text()[size:]
         assert " error " not in written, written[-2000:]
+
+
+def _stops_naming(command: list[str], flag: str) -> None:
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 78, (result.returncode, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and flag in lines[0], result.stderr
+
+
+def test_a_bad_audience_stops_start_up_naming_the_flag(tmp_path, portal_key):
+    server = [VERIFICATION_BIN, "serve", "--database", f"sqlite:{tmp_path / 'v.sqlite'}", "--secret-file", str(tmp_path / "v.secret")]
+    for bad in ["", "two words", "x" * 201]:
+        _stops_naming(server + ["--audience", bad], "--audience")
+    portal = [PORTAL_BIN, "serve", "--database", f"sqlite:{tmp_path / 'p.sqlite'}", "--secret-file", str(tmp_path / "p.secret"),
+              "--verification-server", "http://127.0.0.1:9", "--verification-key", str(portal_key.private_path)]
+    _stops_naming(portal + ["--verification-audience", "two words"], "--verification-audience")
+    # CWA's tokens carry no aud: the setting would be silently ignored.
+    _stops_naming(portal + ["--verification-auth", "cwa", "--verification-audience", DEFAULT_AUDIENCE], "--verification-audience")
