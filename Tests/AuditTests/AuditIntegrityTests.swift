@@ -108,8 +108,16 @@ final class AuditIntegrityTests: XCTestCase {
             try await append(3, on: db)
             try await tamperBelowTheCheckpoint(db)
 
-            let full = try await integrity.verify(full: true, now: start.addingTimeInterval(60), on: db)
+            // Before a full check, a check of new entries cannot see below its checkpoint, and says so.
+            let unseeing = try await integrity.verify(full: false, now: start.addingTimeInterval(30), on: db)
+            XCTAssertTrue(unseeing.isIntact, unseeing.summary)
+            XCTAssertEqual(unseeing.range, "checked from checkpoint 320; entries before it are checked only by --full and the scheduled full check")
+
+            let scheduled = try await integrity.runScheduledFullCheck(now: start.addingTimeInterval(60), on: db)
+            let full = try XCTUnwrap(scheduled, "no full check yet: due")
+            XCTAssertTrue(full.full)
             XCTAssertEqual(full.firstBrokenSeq, 100, full.summary)
+            XCTAssertEqual(full.problem, "entry 100 was changed after it was written")
 
             let incremental = try await integrity.verify(full: false, now: start.addingTimeInterval(120), on: db)
             XCTAssertFalse(incremental.isIntact, "a check of new entries must not say intact after a failed full check: \(incremental.summary)")
@@ -130,6 +138,32 @@ final class AuditIntegrityTests: XCTestCase {
             }
             let latest = try await integrity.latestCheckpoint(on: db)
             XCTAssertEqual(latest, checkpoint, "still the checkpoint from before the tampering")
+        }
+    }
+
+    /// Issue 28, item 1: the scheduled full check runs once per interval, on one instance of
+    /// several, and a full check asked for (Check everything, `verify --full`) counts as one.
+    func testTheScheduledFullCheckRunsOncePerIntervalOnOneInstance() async throws {
+        try await withDatabase { db in
+            let integrity = AuditIntegrity(signer: CheckpointSigner(privateKey: .init()), fullCheckInterval: .seconds(86400))
+            try await append(3, on: db)
+            let now = start
+            let runs = try await withThrowingTaskGroup(of: AuditVerification?.self) { group in
+                for _ in 0..<4 { group.addTask { try await integrity.runScheduledFullCheck(now: now, on: db) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(runs.compactMap { $0 }.count, 1, "one instance walks")
+            XCTAssertEqual(runs.compactMap { $0 }.first?.isIntact, true)
+            let early = try await integrity.runScheduledFullCheck(now: start.addingTimeInterval(86399), on: db)
+            XCTAssertNil(early, "not due within the interval")
+            let asked = try await integrity.verify(full: true, now: start.addingTimeInterval(86000), on: db)
+            XCTAssertTrue(asked.isIntact)
+            let stillEarly = try await integrity.runScheduledFullCheck(now: start.addingTimeInterval(86401), on: db)
+            XCTAssertNil(stillEarly, "the full check asked for counts")
+            let due = try await integrity.runScheduledFullCheck(now: start.addingTimeInterval(86000 + 86400), on: db)
+            XCTAssertEqual(due?.full, true)
+            let shown = try await integrity.lastFullVerification(on: db)
+            XCTAssertEqual(shown?.verifiedAt, due?.verifiedAt)
         }
     }
 

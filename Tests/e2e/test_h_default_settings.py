@@ -36,6 +36,7 @@ EXPECTED = {
     "--time-zone": "Europe/Berlin",
     "--audit-checkpoint-key": "audit-checkpoint-key.pem",
     "--audit-checkpoint-interval": "1h",
+    "--audit-full-check-interval": "1d",
     "--audit-retention": "400d",
     "--callback-numbers": "DE",
     "--shutdown-drain": "5s",
@@ -70,6 +71,19 @@ def test_a_pam_timeout_out_of_range_stops_start_up_naming_the_flag(tmp_path):
                                 capture_output=True, text=True, timeout=30, env=environment, cwd=tmp_path)
         assert result.returncode != 0, value
         assert "--pam-timeout" in result.stderr + result.stdout, (value, result.stderr)
+    assert not (tmp_path / "p.sqlite").exists(), "start-up went on to the database"
+
+
+def test_a_bad_full_check_interval_stops_start_up_naming_the_flag(tmp_path):
+    """--audit-full-check-interval (issue 28, item 1): a value that is not a duration stops
+    start-up naming the flag and its variable, before the database is opened."""
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("PORTAL_")}
+    for value in ("0s", "daily", "400d"):
+        result = subprocess.run([PORTAL_BIN, "serve", "--audit-full-check-interval", value, "--database", f"sqlite:{tmp_path / 'p.sqlite'}"],
+                                capture_output=True, text=True, timeout=30, env=environment, cwd=tmp_path)
+        assert result.returncode != 0, value
+        output = result.stderr + result.stdout
+        assert "--audit-full-check-interval (PORTAL_AUDIT_FULL_CHECK_INTERVAL): expected a duration" in output, (value, output)
     assert not (tmp_path / "p.sqlite").exists(), "start-up went on to the database"
 
 
