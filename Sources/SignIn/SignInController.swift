@@ -106,7 +106,7 @@ struct SignInController: Sendable {
     private func throughGate(
         username: String?, request: Request, context: PortalRequestContext, _ step: () async throws -> Response
     ) async throws -> Response {
-        if let answer = try await gate.ifRoom(for: context.clientAddress, step) { return answer }
+        if let answer = try await gate.ifRoom(for: context.clientAddress.map(AddressKey.of), step) { return answer }
         return try await refuseCrowd(username: username, request: request, context: context)
     }
 

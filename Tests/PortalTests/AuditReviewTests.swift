@@ -761,6 +761,24 @@ final class AuditReviewTests: XCTestCase {
         }
     }
 
+    /// A lock of an IPv6 /64 (issue 28, item 5) lists the names its addresses tried; the search,
+    /// which matches single addresses, gets no link.
+    func testALockOfAnIPv6Slash64ShowsTheFailuresFromItsAddresses() async throws {
+        try await PortalHarness.run { portal in
+            for (name, address) in [("alice", "2001:db8:5:6::1"), ("bob", "2001:db8:5:6:ffff::2"), ("carol", "2001:db8:5:7::1")] {
+                _ = try await Self.append(portal, action: "signin", outcome: .failure, actor: name, address: address)
+            }
+            try await Lockouts().lock(scope: "address", key: "2001:db8:5:6::/64", until: portal.clock.now.addingTimeInterval(900),
+                                      now: portal.clock.now, on: portal.db)
+            let admin = try await portal.signedIn(.admin)
+            let page = try await admin.get("/admin/lockouts")
+            XCTAssertTrue(page.body.contains("2001:db8:5:6::/64"), page.body)
+            XCTAssertTrue(page.body.contains("class=\"lock-failures\">2<"), page.body)
+            XCTAssertTrue(page.body.contains("class=\"lock-others\">bob, alice<"), page.body)
+            XCTAssertFalse(page.body.contains("/admin/audit?address="), page.body)
+        }
+    }
+
     /// Issue 18, item 12: a check that found nothing to check (as the one right after start on a
     /// new trail) says so, not "intact, 0 entries".
     func testAChainCheckWithNothingToCheckSaysSo() async throws {
