@@ -26,6 +26,7 @@ packages=(
 no_recommends=(
   nginx                   # the reverse proxy of docs/deploy/nginx (Tests/deploy)
   prometheus              # promtool: checks and unit-tests docs/deploy/alerts.yml (~12 s to install)
+  libreoffice-calc-nogui  # Tests/security opens the CSV export in Calc, headless (~60 packages, ~300 MB)
 )
 
 if [[ $EUID -ne 0 ]]; then
@@ -64,6 +65,13 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get -o DPkg::Lock::Timeout=300 -o Acquire::Retries=3 update -q
   apt-get -o DPkg::Lock::Timeout=300 -o Acquire::Retries=3 install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The German locale Tests/security opens the CSV export in (LibreOffice Calc as a German user
+# has it: `;` between cells). localedef writes it into the locale archive once.
+if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
+  echo "Generating the locale de_DE.UTF-8"
+  localedef -i de_DE -f UTF-8 de_DE.UTF-8
 fi
 
 # Python test tools (python3 comes from pyenv on the project machines), pinned in

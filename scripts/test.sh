@@ -4,7 +4,8 @@
 #   Swift tests against SQLite and PostgreSQL (while a static build of the executables runs), builds,
 #   checks and installs the Debian packages (Tests/package), then the browser tests in headless
 #   Chromium and Firefox ESR, the end-to-end tests (portal + verification server + app-like client)
-#   against SQLite and PostgreSQL, the fault, backup and deployment tests (nginx, two instances),
+#   against SQLite and PostgreSQL, the security tests (sign-in timing, CSV in LibreOffice Calc, HTTP),
+#   the fault, backup and deployment tests (nginx, two instances),
 #   the alert rules (promtool), the directory tests (slapd through nslcd and SSSD), and
 #   schemathesis against docs/verification-api.yaml.
 # Usage: scripts/test.sh            (CI runs exactly this through .ci/run)
@@ -97,6 +98,9 @@ psql -q "$e2e_url" -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public'
 # every test applies to it, so none may be skipped.
 E2E_DATABASE="$e2e_url" E2E_INTERNAL_TLS=1 E2E_NO_SKIPS=1 python3 -m pytest -q Tests/e2e
 
+step "security tests (failed sign-in timing on the nodelay PAM stack, the CSV export in German LibreOffice Calc, HTTP details; ~2 min)"
+python3 -m pytest -q Tests/security
+
 step "fault tests (database restart and read-only, disk full, hanging PAM, SIGTERM under load)"
 python3 -m pytest -q Tests/faults
 step "backup tests (checkpoint file, SQLite online backup, PostgreSQL point-in-time recovery on its own cluster 15/teletan_pitr, restore detection)"
@@ -111,4 +115,4 @@ step "directory tests (sign-in through slapd by nslcd and by SSSD, SQLite)"
 python3 -m pytest -q Tests/directory
 step "schemathesis (property-based tests of both listeners against the OpenAPI document)"
 bash scripts/schemathesis.sh
-echo "all test suites passed (Swift on SQLite and PostgreSQL, browser x2, end to end x2, faults, backup, deployment, alert rules, directory, schemathesis)"
+echo "all test suites passed (Swift on SQLite and PostgreSQL, browser x2, end to end x2, security, faults, backup, deployment, alert rules, directory, schemathesis)"

@@ -169,6 +169,7 @@ extension PortalConfiguration {
         settings.failuresPerAddress = signInFailuresPerAddress
         settings.window = signInWindow
         settings.lockout = signInLockout
+        settings.failureTime = signInFailureTime
         return settings
     }
 

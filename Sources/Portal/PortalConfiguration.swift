@@ -34,6 +34,8 @@ package struct PortalConfiguration: Sendable {
     package var signInFailuresPerAddress = 50
     package var signInWindow: Duration = .seconds(15 * 60)
     package var signInLockout: Duration = .seconds(15 * 60)
+    /// The least time a failed sign-in takes, so that it does not tell whether the account exists.
+    package var signInFailureTime: Duration = .seconds(1)
 
     /// teleTAN limits: per officer, and for the whole verification service.
     package var teleTANMinimumInterval: Duration = .seconds(30)

@@ -76,6 +76,8 @@ struct ServeOptions: ParsableArguments {
     var signinWindow: String = Environment.value("PORTAL_SIGNIN_WINDOW") ?? "15m"
     @Option(help: "How long a locked username or address is refused (env PORTAL_SIGNIN_LOCKOUT)")
     var signinLockout: String = Environment.value("PORTAL_SIGNIN_LOCKOUT") ?? "15m"
+    @Option(help: "Least time a failed sign-in takes, plus up to a fifth more at random, so that it does not tell whether the account exists; 0s (tests only) switches it off (env PORTAL_SIGNIN_FAILURE_TIME)")
+    var signinFailureTime: String = Environment.value("PORTAL_SIGNIN_FAILURE_TIME") ?? "1s"
 
     @Option(help: "Minimum time between two teleTANs of one user; 0s switches it off (env PORTAL_TELETAN_INTERVAL)")
     var teletanInterval: String = Environment.value("PORTAL_TELETAN_INTERVAL") ?? "30s"
@@ -193,6 +195,13 @@ struct ServeOptions: ParsableArguments {
         }
         problems.set(&config.signInWindow) { try OptionParser.duration(signinWindow, flag: "--signin-window", env: "PORTAL_SIGNIN_WINDOW") }
         problems.set(&config.signInLockout) { try OptionParser.duration(signinLockout, flag: "--signin-lockout", env: "PORTAL_SIGNIN_LOCKOUT") }
+        problems.set(&config.signInFailureTime) {
+            let time = try OptionParser.duration(signinFailureTime, flag: "--signin-failure-time", env: "PORTAL_SIGNIN_FAILURE_TIME", allowZero: true)
+            guard time <= .seconds(30) else {
+                throw ConfigurationError(message: "--signin-failure-time (PORTAL_SIGNIN_FAILURE_TIME): at most 30s, got '\(signinFailureTime)'")
+            }
+            return time
+        }
         problems.set(&config.teleTANMinimumInterval) {
             try OptionParser.duration(teletanInterval, flag: "--teletan-interval", env: "PORTAL_TELETAN_INTERVAL", allowZero: true)
         }

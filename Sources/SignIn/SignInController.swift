@@ -36,6 +36,8 @@ struct SignInController: Sendable {
     let gate: SignInGate
     /// Where a new session starts (a hotline agent's open call, say).
     let landing: SignInFeature.Landing
+    /// The least time a failed sign-in takes, whether or not the account exists.
+    let failureTime: FailureTime
     let now: @Sendable () -> Date
 
     func addRoutes(to routes: DeclaredRoutes) {
@@ -77,24 +79,34 @@ struct SignInController: Sendable {
     // The form is read and its CSRF token checked before the gate: a client that sends its body
     // slowly, or not at all, holds no place in it.
     @Sendable func signIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let arrived = ContinuousClock.now
         let form = try await forms.preSessionForm(SignInForm.self, of: request, context: context)
-        return try await throughGate(username: Self.trimmed(form.username), request: request, context: context) {
+        let response = try await throughGate(username: Self.trimmed(form.username), request: request, context: context) {
             try await signInAdmitted(form, request: request, context: context)
         }
+        return await paddedIfFailed(response, since: arrived)
     }
 
     @Sendable func continueSignIn(_ request: Request, context: PortalRequestContext) async throws -> Response {
+        let arrived = ContinuousClock.now
         let form = try await forms.preSessionForm(StepForm.self, of: request, context: context)
-        return try await throughGate(username: nil, request: request, context: context) {
+        let response = try await throughGate(username: nil, request: request, context: context) {
             try await continueSignInAdmitted(form, request: request, context: context)
         }
+        return await paddedIfFailed(response, since: arrived)
+    }
+
+    /// A failed sign-in's answer waits out ``failureTime`` (outside the gate, so it holds no place).
+    private func paddedIfFailed(_ response: Response, since arrived: ContinuousClock.Instant) async -> Response {
+        if FailureTime.isFailure(response.status) { await failureTime.wait(since: arrived) }
+        return response
     }
 
     /// Runs a sign-in step if the gate has room for it, else refuses it as one too many.
     private func throughGate(
         username: String?, request: Request, context: PortalRequestContext, _ step: () async throws -> Response
     ) async throws -> Response {
-        if let answer = try await gate.ifRoom(for: context.clientAddress, step) { return answer }
+        if let answer = try await gate.ifRoom(for: context.clientAddress.map(AddressKey.of), step) { return answer }
         return try await refuseCrowd(username: username, request: request, context: context)
     }
 

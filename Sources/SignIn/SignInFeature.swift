@@ -14,6 +14,8 @@ package struct SignInFeature: PortalFeature {
         package var failuresPerAddress = 50
         package var window: Duration = .seconds(15 * 60)
         package var lockout: Duration = .seconds(15 * 60)
+        /// The least time a failed sign-in takes (`--signin-failure-time`, ``FailureTime``).
+        package var failureTime: Duration = .seconds(1)
         package init() {}
     }
 
@@ -33,7 +35,8 @@ package struct SignInFeature: PortalFeature {
         controller = SignInController(
             database: foundation.database, pam: pam, roleGroups: settings.roleGroups, sessions: foundation.sessions,
             policy: policy, csrf: foundation.csrf, forms: foundation.forms, audit: foundation.audit, renderer: foundation.renderer,
-            metrics: foundation.metrics, gate: SignInGate(limit: pam.configuration.threads), landing: landing, now: foundation.now)
+            metrics: foundation.metrics, gate: SignInGate(limit: pam.configuration.threads), landing: landing,
+            failureTime: FailureTime(minimum: settings.failureTime), now: foundation.now)
     }
 
     package func addRoutes(to routes: DeclaredRoutes) {

@@ -6,7 +6,8 @@ import Synchronization
 /// Requests beyond the limit are refused at once, without touching the database.
 ///
 /// One client address may hold at most a quarter of the places (as of the PAM threads), so one
-/// client (a locked address spraying on, a NAT of many) cannot take them all.
+/// client (a locked address spraying on, a NAT of many) cannot take them all. The caller passes
+/// the address's `AddressKey`, so an IPv6 /64 counts as one client.
 package final class SignInGate: Sendable {
     package let limit: Int
     package var limitPerAddress: Int { max(1, limit / 4) }

@@ -6,7 +6,8 @@ import Storage
 /// Slows down password guessing. After `failuresPerUser` failures for one username within the
 /// window, that username is refused for the lockout time without asking PAM. Failures from one
 /// address over all usernames have a much higher limit, so a spray over many usernames is
-/// stopped while one person's typos never lock out an office behind one NAT address.
+/// stopped while one person's typos never lock out an office behind one NAT address. An address
+/// counts under its ``AddressKey``: an IPv6 address under its /64.
 ///
 /// A username's attempt is counted when it is admitted, before PAM is asked, not when PAM has
 /// answered: parallel attempts (PAM takes seconds to refuse a password) therefore see each other,
@@ -60,7 +61,7 @@ package struct SignInThrottle: Sendable {
         if try await lockouts.lockedUntil(scope: "user", key: Self.key(username), now: now, on: db) != nil {
             return .userLocked
         }
-        if let address, try await lockouts.lockedUntil(scope: "address", key: address, now: now, on: db) != nil {
+        if let address, try await lockouts.lockedUntil(scope: "address", key: AddressKey.of(address), now: now, on: db) != nil {
             return .addressLocked
         }
         return .allowed
@@ -77,7 +78,7 @@ package struct SignInThrottle: Sendable {
         case .userLocked: refused = try await lockouts.refuse(scope: "user", key: Self.key(username), now: now, on: db)
         case .addressLocked:
             guard let address else { return true }
-            refused = try await lockouts.refuse(scope: "address", key: address, now: now, on: db)
+            refused = try await lockouts.refuse(scope: "address", key: AddressKey.of(address), now: now, on: db)
         }
         return (refused ?? 1) == 1
     }
@@ -90,9 +91,12 @@ package struct SignInThrottle: Sendable {
             try await lockouts.lock(scope: "user", key: key, until: until, now: now, on: db)
             try await limiter.reset(userRule, key: key, on: db)
         }
-        if let address, try await limiter.record(addressRule, key: address, at: now, on: db) >= addressRule.limit {
-            try await lockouts.lock(scope: "address", key: address, until: until, now: now, on: db)
-            try await limiter.reset(addressRule, key: address, on: db)
+        if let address {
+            let key = AddressKey.of(address)
+            if try await limiter.record(addressRule, key: key, at: now, on: db) >= addressRule.limit {
+                try await lockouts.lock(scope: "address", key: key, until: until, now: now, on: db)
+                try await limiter.reset(addressRule, key: key, on: db)
+            }
         }
     }
 

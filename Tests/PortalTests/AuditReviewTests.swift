@@ -558,6 +558,36 @@ final class AuditReviewTests: XCTestCase {
         }
     }
 
+    /// German-locale Excel opens a `.csv` with `;` between cells, ignoring our commas and any quote
+    /// that is not at its cell's start: a name like `x;=1+1;` must not become a formula cell there
+    /// (issue 28, item 2). Every cell of both readings starts with no formula trigger.
+    func testCSVExportHasNoFormulaCellWhenReadWithSemicolons() async throws {
+        try await PortalHarness.run { portal in
+            let tricky = ["x;=1+1;", "x; =1+1", "x,=1+1", "x;+1", "x;-1", "x;@SUM(1)", "x;\"=1+1", "x;\t=1+1", "x\n=1+1"]
+            for (index, value) in tricky.enumerated() {
+                _ = try await Self.append(portal, action: "csv.semicolon", actor: value, subject: "s;=\(index)", details: ["typed": value])
+            }
+            let admin = try await portal.signedIn(.admin)
+            let response = try await admin.get("/admin/audit/export.csv?action=csv.semicolon")
+            XCTAssertEqual(response.status, .ok)
+            for separator: Unicode.Scalar in [",", ";", "\t"] {
+                for cell in CSVReader.parse(response.body, separator: separator).joined() {
+                    let start = cell.drop { $0 == " " }.first
+                    XCTAssertFalse(["=", "+", "-", "@", "\t", "\r"].contains(start), "a formula cell in a '\(separator)' reading: \(cell)")
+                }
+            }
+            // Read as RFC 4180, the value is the one written, with the ' before each trigger.
+            let records = CSVReader.parse(response.body)
+            XCTAssertEqual(records.count, tricky.count + 1)
+            XCTAssertEqual(records[1][2], "x;'=1+1;")
+            XCTAssertEqual(records[2][2], "x; '=1+1")
+            XCTAssertEqual(records[3][2], "x,'=1+1")
+            XCTAssertEqual(records[8][2], "x;'\t'=1+1")
+            XCTAssertEqual(records[9][2], "x\n'=1+1")
+            XCTAssertEqual(records[1][8], "s;'=0")
+        }
+    }
+
     /// The export re-verifies on its own: every line's hash recomputed from its fields, the links,
     /// and the entry a signed checkpoint names (so a wrong `at_ms` or `details` would fail).
     func testJSONLinesExportVerifiesAgainstASignedCheckpoint() async throws {
@@ -731,6 +761,24 @@ final class AuditReviewTests: XCTestCase {
         }
     }
 
+    /// A lock of an IPv6 /64 (issue 28, item 5) lists the names its addresses tried; the search,
+    /// which matches single addresses, gets no link.
+    func testALockOfAnIPv6Slash64ShowsTheFailuresFromItsAddresses() async throws {
+        try await PortalHarness.run { portal in
+            for (name, address) in [("alice", "2001:db8:5:6::1"), ("bob", "2001:db8:5:6:ffff::2"), ("carol", "2001:db8:5:7::1")] {
+                _ = try await Self.append(portal, action: "signin", outcome: .failure, actor: name, address: address)
+            }
+            try await Lockouts().lock(scope: "address", key: "2001:db8:5:6::/64", until: portal.clock.now.addingTimeInterval(900),
+                                      now: portal.clock.now, on: portal.db)
+            let admin = try await portal.signedIn(.admin)
+            let page = try await admin.get("/admin/lockouts")
+            XCTAssertTrue(page.body.contains("2001:db8:5:6::/64"), page.body)
+            XCTAssertTrue(page.body.contains("class=\"lock-failures\">2<"), page.body)
+            XCTAssertTrue(page.body.contains("class=\"lock-others\">bob, alice<"), page.body)
+            XCTAssertFalse(page.body.contains("/admin/audit?address="), page.body)
+        }
+    }
+
     /// Issue 18, item 12: a check that found nothing to check (as the one right after start on a
     /// new trail) says so, not "intact, 0 entries".
     func testAChainCheckWithNothingToCheckSaysSo() async throws {
@@ -878,10 +926,12 @@ enum TamperedAudit {
     }
 }
 
-/// RFC 4180 records, for checking the CSV export.
+/// RFC 4180 records, for checking the CSV export; with `separator: ";"` the file as German-locale
+/// Excel or LibreOffice opens it. A quote opens a quoted field only at the field's start (as in
+/// those spreadsheets and Python's csv module); elsewhere it is text. A lone LF ends a record too.
 enum CSVReader {
-    static func parse(_ text: String) -> [[String]] {
-        var records: [[String]] = [], record: [String] = [], field = "", quoted = false
+    static func parse(_ text: String, separator: Unicode.Scalar = ",") -> [[String]] {
+        var records: [[String]] = [], record: [String] = [], field = "", quoted = false, fieldStart = true
         var characters = Array(text.unicodeScalars)[...]
         while let character = characters.popFirst() {
             if quoted {
@@ -890,15 +940,21 @@ enum CSVReader {
                 } else {
                     field.unicodeScalars.append(character)
                 }
-            } else if character == "\"" {
+                continue
+            }
+            if character == "\"", fieldStart {
                 quoted = true
-            } else if character == "," {
+                fieldStart = false
+            } else if character == separator {
                 record.append(field); field = ""
-            } else if character == "\r", characters.first == "\n" {
-                characters.removeFirst()
+                fieldStart = true
+            } else if character == "\r" || character == "\n" {
+                if character == "\r", characters.first == "\n" { characters.removeFirst() }
                 record.append(field); records.append(record); record = []; field = ""
+                fieldStart = true
             } else {
                 field.unicodeScalars.append(character)
+                fieldStart = false
             }
         }
         if !field.isEmpty || !record.isEmpty { record.append(field); records.append(record) }

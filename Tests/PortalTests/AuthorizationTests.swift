@@ -388,6 +388,33 @@ final class AuthorizationTests: XCTestCase {
         }
     }
 
+    /// `back` (issue 28, item 5): only a path of this site, normalised: dot segments resolved
+    /// (also percent-encoded ones, which browsers resolve too), duplicate slashes folded, never
+    /// above the root; the query kept as it is. Anything else goes to the start page.
+    func testLanguageSwitchNormalisesItsBackPath() async throws {
+        let cases: [(back: String, location: String)] = [
+            ("/signin", "/signin"), ("/admin//audit", "/admin/audit"), ("/a/./b/../../signin", "/signin"),
+            ("/./signin", "/signin"), ("/a/b/..", "/a/"), ("/..", "/"), ("/.", "/"), ("/admin/", "/admin/"),
+            ("/../..//evil.example", "/evil.example"), ("/.//evil.example/", "/evil.example/"),
+            ("/a/..//evil.example", "/evil.example"), ("/%2e%2e/%2E%2e//evil.example", "/evil.example"),
+            ("/.%2e/x", "/x"), ("/%2e/x", "/x"), ("/x///", "/x/"),
+            ("/admin/audit?actor=/../x&action=a//b", "/admin/audit?actor=/../x&action=a//b"),
+            ("/a/../b?c=d#e", "/b?c=d#e"),
+            ("//evil.example", "/"), ("///evil.example", "/"), ("/\\evil.example", "/"), ("\\/evil.example", "/"),
+            ("/x\\y", "/"), ("/\r\nSet-Cookie: a=b", "/"), ("/x\ny", "/"), ("/x\u{0}", "/"), ("", "/"),
+            ("evil.example", "/"), ("https://evil.example/", "/"), ("javascript:alert(1)", "/"), ("/é", "/"),
+        ]
+        try await PortalHarness.run { portal in
+            let browser = portal.browser()
+            for (back, location) in cases {
+                let encoded = back.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+                let page = try await browser.get("/language/en?back=\(encoded)")
+                XCTAssertEqual(page.status, .seeOther, back)
+                XCTAssertEqual(page.location, location, back)
+            }
+        }
+    }
+
     func testWrongMethodGets405WithAllowAndHeadIsSafe() async throws {
         try await PortalHarness.run(configure: { $0.teleTANMinimumInterval = .zero }) { portal in
             let anonymous = portal.browser()

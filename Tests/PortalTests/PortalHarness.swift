@@ -42,6 +42,9 @@ enum PortalHarness {
             config.trustProxy = true
             // The test client names this host (HummingbirdTesting's router mode).
             config.publicURL = "http://localhost"
+            // Failed sign-ins answer at once here (hundreds of them); the real floor is measured
+            // on a running portal by Tests/security/test_signin_timing.py.
+            config.signInFailureTime = .zero
             configure(&config)
             let portal = try await PortalApp(
                 configuration: config, logger: logger, verification: verification, certs: certs, now: clock.function)

@@ -1,5 +1,6 @@
 import Foundation
 import PAMAuth
+import Storage
 import TestSupport
 import XCTest
 @testable import Portal
@@ -38,6 +39,45 @@ final class SignInPolicyTests: XCTestCase {
             portal.clock.advance(seconds: 15 * 60 + 1)
             let later = try await policy.admit(guesser, password: "right", on: portal.db)
             XCTAssertEqual(later, .admitted)
+        }
+    }
+
+    /// One host usually owns a whole IPv6 /64 (issue 28, item 5): counted per address, it could
+    /// take a fresh address for every guess. The address lock counts an IPv6 address under its /64,
+    /// an IPv4 address (also written as IPv4-mapped IPv6) under itself.
+    func testIPv6AddressesOfOneSlash64ShareTheAddressLock() async throws {
+        try await PortalHarness.run(configure: { $0.signInFailuresPerAddress = 3 }) { portal in
+            let policy = portal.portal.signIn.policy
+            for (index, address) in ["2001:db8:5:6::1", "2001:db8:5:6:ffff::2", "2001:DB8:5:6:0:0:0:3"].enumerated() {
+                let attempt = SignInPolicy.Attempt(username: "tt-spray-\(index)", address: address, requestID: nil)
+                let admitted = try await policy.admit(attempt, password: "wrong", on: portal.db)
+                XCTAssertEqual(admitted, .admitted)
+                try await policy.recordFailure(attempt, reason: "authentication_failed", ending: .failed, on: portal.db)
+            }
+            for address in ["2001:db8:5:6:abcd::9", "2001:0db8:0005:0006:0000:0000:0000:0001"] {
+                let next = SignInPolicy.Attempt(username: "tt-spray-next", address: address, requestID: nil)
+                let locked = try await policy.admit(next, password: "wrong", on: portal.db)
+                XCTAssertNotEqual(locked, .admitted, "another address of the locked /64: \(address)")
+            }
+            let neighbour = SignInPolicy.Attempt(username: "tt-spray-next", address: "2001:db8:5:7::1", requestID: nil)
+            let admitted = try await policy.admit(neighbour, password: "wrong", on: portal.db)
+            XCTAssertEqual(admitted, .admitted, "the next /64 is another host's")
+            let locks = try await Lockouts().active(scopes: ["address"], now: portal.clock.now, on: portal.db)
+            XCTAssertEqual(locks.map(\.key), ["2001:db8:5:6::/64"])
+        }
+        try await PortalHarness.run(configure: { $0.signInFailuresPerAddress = 2 }) { portal in
+            let policy = portal.portal.signIn.policy
+            for (index, address) in ["192.0.2.7", "::ffff:192.0.2.7"].enumerated() {
+                let attempt = SignInPolicy.Attempt(username: "tt-v4-\(index)", address: address, requestID: nil)
+                _ = try await policy.admit(attempt, password: "wrong", on: portal.db)
+                try await policy.recordFailure(attempt, reason: "authentication_failed", ending: .failed, on: portal.db)
+            }
+            let sameHost = SignInPolicy.Attempt(username: "tt-v4-next", address: "192.0.2.7", requestID: nil)
+            let locked = try await policy.admit(sameHost, password: "wrong", on: portal.db)
+            XCTAssertNotEqual(locked, .admitted, "IPv4-mapped IPv6 is the IPv4 address")
+            let neighbour = SignInPolicy.Attempt(username: "tt-v4-next", address: "192.0.2.8", requestID: nil)
+            let admitted = try await policy.admit(neighbour, password: "wrong", on: portal.db)
+            XCTAssertEqual(admitted, .admitted, "IPv4 stays per address")
         }
     }
 

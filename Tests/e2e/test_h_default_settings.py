@@ -22,6 +22,7 @@ EXPECTED = {
     "--signin-failures-per-address": "50",
     "--signin-window": "15m",
     "--signin-lockout": "15m",
+    "--signin-failure-time": "1s",
     "--teletan-interval": "30s",
     "--teletans-per-user-per-day": "100",
     "--teletans-per-hour": "1000",

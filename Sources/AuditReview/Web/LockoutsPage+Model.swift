@@ -20,8 +20,9 @@ extension LockoutsPage {
                     until: renderer.auditTime(lock.until, in: language), failures: String(summary.failures),
                     others: summary.others.isEmpty ? "-" : summary.others.prefix(5).joined(separator: ", ") + (summary.others.count > 5 ? ", …" : ""),
                     lastAttempt: summary.lastAttempt.map { renderer.auditTime($0, in: language) } ?? "-",
-                    // A teleTAN typed as a username must not go into a URL.
-                    entriesLink: TeleTAN(lock.key.uppercased()) != nil
+                    // A teleTAN typed as a username must not go into a URL; the search finds
+                    // single addresses, not an IPv6 /64 (whose addresses the page lists).
+                    entriesLink: TeleTAN(lock.key.uppercased()) != nil || lock.key.hasSuffix("/64")
                         ? nil : "/admin/audit?\(field)=\(AuditFilter.encode(lock.key))&action=\(AuditAction.signIn.rawValue)")
             },
             notice: notice)

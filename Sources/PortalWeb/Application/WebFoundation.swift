@@ -67,6 +67,7 @@ package struct WebFoundation: Sendable {
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ErrorPageMiddleware(renderer: renderer))
+        router.add(middleware: BodyLimitMiddleware())
         router.add(middleware: HostCheckMiddleware(publicOrigin: publicOrigin))
         router.add(middleware: StaticFileGuardMiddleware())
         router.add(middleware: FileMiddleware(

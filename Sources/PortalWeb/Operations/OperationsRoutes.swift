@@ -38,12 +38,38 @@ struct OperationsRoutes: Sendable {
         ])
     }
 
-    /// `path` if it can only lead to a page of this site, else nil: it starts with one "/" and
-    /// holds only printable ASCII other than "\\" (browsers drop tabs and newlines from URLs, so
-    /// "/\t/evil.example" would become "//evil.example", another site).
-    static func localPath(_ path: String) -> String? {
-        let printable = path.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F && $0 != "\\" }
-        return printable && path.hasPrefix("/") && !path.hasPrefix("//") ? path : nil
+    /// `back` as a path of this site, normalised, or nil when it is anything else. It must start
+    /// with one "/" and hold only printable ASCII other than "\\" (browsers drop tabs and
+    /// newlines from URLs, so "/\t/evil.example" would become "//evil.example", another site, and
+    /// they read "\\" as "/"; a CR or LF would split the `Location` header). Its path part is then
+    /// normalised: dot segments resolved (also "%2e", which browsers resolve too) and never above
+    /// the root, duplicate slashes folded, so that no later step can turn it into "//host". The
+    /// query and fragment stay as they are.
+    static func localPath(_ back: String) -> String? {
+        let printable = back.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F && $0 != "\\" }
+        guard printable, back.hasPrefix("/"), !back.hasPrefix("//") else { return nil }
+        let end = back.firstIndex { $0 == "?" || $0 == "#" } ?? back.endIndex
+        return normalised(path: back[..<end]) + back[end...]
+    }
+
+    /// An absolute path with its dot segments resolved (RFC 3986, 5.2.4) and empty segments dropped.
+    private static func normalised(path: Substring) -> String {
+        var kept: [Substring] = []
+        var endsInSlash = false
+        for segment in path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            switch segment.lowercased() {
+            case "", ".", "%2e":
+                endsInSlash = true
+            case "..", ".%2e", "%2e.", "%2e%2e":
+                _ = kept.popLast()
+                endsInSlash = true
+            default:
+                kept.append(segment)
+                endsInSlash = false
+            }
+        }
+        let joined = "/" + kept.joined(separator: "/")
+        return endsInSlash && !kept.isEmpty ? joined + "/" : joined
     }
 
     static func plain(_ text: String, status: HTTPResponse.Status = .ok) -> Response {

@@ -62,12 +62,17 @@ struct OriginCheckMiddleware: RouterMiddleware {
 
 /// Answers 421 to a request whose `Host` is not the portal's public host and port: a name made
 /// to resolve to the portal's address (DNS rebinding) gets no page. Health checks are exempt:
-/// load balancers send the backend's address.
+/// load balancers send the backend's address. Two `Host` headers are a 400 everywhere (RFC 9112,
+/// 3.2): the portal would check the first, a proxy or cache in front might use the other.
 struct HostCheckMiddleware: RouterMiddleware {
     typealias Context = PortalRequestContext
     let publicOrigin: PublicOrigin
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // The first `Host` became the request's authority; any other is left among the headers.
+        guard request.headers[values: .repeatedHost].isEmpty else {
+            throw HTTPError(.badRequest, message: "more than one Host header")
+        }
         guard request.uri.path.hasPrefix("/health/") || request.head.authority.map(publicOrigin.matches(authority:)) == true else {
             throw HTTPError(.misdirectedRequest, message: "Host \(RefusalReason.quoted(request.head.authority)) is not the public host '\(publicOrigin.authority)' of --public-url (port included unless the scheme's default; a proxy must pass the port on, e.g. nginx's Host $http_host)")
         }
@@ -77,6 +82,9 @@ struct HostCheckMiddleware: RouterMiddleware {
 
 extension HTTPField.Name {
     static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
+    /// `Host` among the header fields: HTTPTypes keeps the first as the authority (and marks its
+    /// own `.host` unavailable), so one found here is a second.
+    static let repeatedHost = HTTPField.Name("Host")!
 }
 
 extension Request {
