@@ -55,8 +55,12 @@ package struct PostgresURL: Sendable, Equatable {
             }
             values[item.name] = item.value ?? ""
         }
+        let port = components.port ?? 5432
+        guard (1...65535).contains(port) else {
+            throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's port \(port) is not between 1 and 65535")
+        }
         self.host = host
-        self.port = components.port ?? 5432
+        self.port = port
         self.username = username
         self.password = components.password
         self.database = String(components.path.dropFirst()).removingPercentEncoding ?? String(components.path.dropFirst())

@@ -43,6 +43,9 @@ final class PostgresURLTests: XCTestCase {
             ("?tlsmode=require", "parameter \"tlsmode\" is not understood (only sslmode and sslrootcert)"),
             ("?sslmode=require&sslrootcert=system", "sslrootcert=system needs sslmode=verify-full (as in libpq), not require"),
         ]
+        XCTAssertThrowsError(try DatabaseLocation(parsing: "postgres://teletan:S3cret-Pass@db.example.org:99999/teletan")) { error in
+            XCTAssertEqual("\(error)", "the PostgreSQL URL's port 99999 is not between 1 and 65535")
+        }
         for (query, expected) in cases {
             XCTAssertThrowsError(try DatabaseLocation(parsing: base + query), query) { error in
                 XCTAssertTrue("\(error)".contains(expected), "\(query): \(error)")

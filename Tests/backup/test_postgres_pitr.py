@@ -35,6 +35,7 @@ DATA = Path(f"/var/lib/postgresql/{VERSION}/{CLUSTER}")
 CONF_D = Path(f"/etc/postgresql/{VERSION}/{CLUSTER}/conf.d")
 BROKEN = DATA.with_name(f"{CLUSTER}.broken")
 DOCUMENTED_ARCHIVE = "/var/backups/teletan-portal/wal"
+URL = f"postgres://teletan:teletan@127.0.0.1:{PORT}/teletan?sslmode=disable"
 
 
 def as_postgres(*command: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -123,17 +124,31 @@ def teletans() -> list[str]:
     return psql("SELECT hash FROM teletans ORDER BY hash", "teletan").splitlines()
 
 
-def test_point_in_time_recovery_loses_nothing_and_an_older_dump_is_reported(cluster, portals, tmp_path):
-    backups = cluster
-    portal = portals(database=f"postgres://teletan:teletan@127.0.0.1:{PORT}/teletan?sslmode=disable")
+def portal_and_base_backup(portals, backups: Path, issued: int):
+    """A portal on the cluster and an officer who issues `issued` teleTANs, then the nightly base
+    backup (runbook 9.2, as user postgres). Returns the portal, the officer and the backup."""
+    portal = portals(database=URL)
     portal.start()
     officer = portal.client().signed_in(*OFFICER)
-    portal.issue(officer, 3)
-
-    # The nightly backups, as user postgres: a base backup and a plain dump, both mode 600.
+    portal.issue(officer, issued)
     base = script("pg-base-backup.sh", str(backups / "base"), "-p", str(PORT), user="postgres")
     assert base.returncode == 0, base
-    base_dir = Path(base.stdout.strip())
+    return portal, officer, Path(base.stdout.strip())
+
+
+def the_failure(portal, backups: Path) -> tuple[list[str], list[str]]:
+    """The portal dies, then PostgreSQL within archive_timeout; returns the entries and teleTANs
+    written up to then."""
+    portal.kill()
+    written = entries(), teletans()
+    kill_postgres_within_archive_timeout(backups / "wal")
+    return written
+
+
+def test_point_in_time_recovery_loses_nothing_and_an_older_dump_is_reported(cluster, portals, tmp_path):
+    backups = cluster
+    # The nightly backups, as user postgres: a base backup and a plain dump, both mode 600.
+    portal, officer, base_dir = portal_and_base_backup(portals, backups, 3)
     assert sorted(os.listdir(base_dir)) == ["backup_manifest", "base.tar.gz", "pg_wal.tar.gz"]
     assert mode(base_dir) == 0o700 and all(mode(file) == 0o600 for file in base_dir.iterdir())
     # A failed base backup (no server on that port) leaves nothing.
@@ -162,10 +177,8 @@ def test_point_in_time_recovery_loses_nothing_and_an_older_dump_is_reported(clus
 
     # The failure: the portal dies, then PostgreSQL, within archive_timeout; the data directory is
     # lost, but its pg_wal is still readable (runbook 9.5 moves it aside).
-    portal.kill()
-    before, teletans_before = entries(), teletans()
+    before, teletans_before = the_failure(portal, backups)
     assert int(before[-1].split()[0]) > handed_out > dump_head
-    kill_postgres_within_archive_timeout(backups / "wal")
     DATA.rename(BROKEN)
 
     # Recovery, as user postgres: the base backup, the WAL archive and the old pg_wal's segments.
@@ -254,19 +267,10 @@ def test_the_disk_lost_too_synchronous_wal_on_a_second_machine_restores_every_co
             assert time.monotonic() < deadline, "the receiver is not the synchronous standby"
             time.sleep(0.2)
 
-        portal = portals(database=f"postgres://teletan:teletan@127.0.0.1:{PORT}/teletan?sslmode=disable")
-        portal.start()
-        officer = portal.client().signed_in(*OFFICER)
-        portal.issue(officer, 2)
-        base = script("pg-base-backup.sh", str(backups / "base"), "-p", str(PORT), user="postgres")
-        assert base.returncode == 0, base
-        base_dir = Path(base.stdout.strip())
+        portal, officer, base_dir = portal_and_base_backup(portals, backups, 2)
         portal.issue(officer, 4)
-
-        # The failure: PostgreSQL killed within archive_timeout, and its disk lost with pg_wal.
-        portal.kill()
-        before, teletans_before = entries(), teletans()
-        kill_postgres_within_archive_timeout(backups / "wal")
+        # The failure, and the disk lost with the data directory and its pg_wal.
+        before, teletans_before = the_failure(portal, backups)
         shutil.rmtree(DATA)
     finally:
         stop_receiver(receiver)
@@ -300,20 +304,14 @@ def test_the_archive_alone_the_restore_report_names_the_time_from_which_on_nothi
     lost, and the restore report's entry divides the entries exactly: every entry written up to
     its time is back, every one lost was written after it."""
     backups = cluster
-    portal = portals(database=f"postgres://teletan:teletan@127.0.0.1:{PORT}/teletan?sslmode=disable")
-    portal.start()
-    officer = portal.client().signed_in(*OFFICER)
-    portal.issue(officer, 2)
-    base = script("pg-base-backup.sh", str(backups / "base"), "-p", str(PORT), user="postgres")
-    assert base.returncode == 0, base
+    portal, officer, base_dir = portal_and_base_backup(portals, backups, 2)
     portal.issue(officer, 4)
-    portal.kill()
     written = dict(line.split("|") for line in psql(
         "SELECT seq, to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') FROM audit_log", "teletan").splitlines())
-    kill_postgres_within_archive_timeout(backups / "wal")
+    the_failure(portal, backups)
     shutil.rmtree(DATA)
 
-    restored = script("pg-restore-base-backup.sh", base.stdout.strip(), str(DATA), user="postgres")
+    restored = script("pg-restore-base-backup.sh", str(base_dir), str(DATA), user="postgres")
     assert restored.returncode == 0, restored
     assert ("no unarchived WAL given: transactions committed after the last archived segment are lost; nothing written "
             "after the last audit entry restored is vouched for (docs/deployment.md section 9.5)") in restored.stdout
