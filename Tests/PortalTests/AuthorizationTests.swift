@@ -101,6 +101,8 @@ final class AuthorizationTests: XCTestCase {
                     (.post, "/admin/sessions/end", [.admin]),
                     (.get, "/admin/lockouts", [.admin]),
                     (.post, "/admin/lockouts/lift", [.admin]),
+                    (.get, "/admin/quota", [.admin]),
+                    (.post, "/admin/quota", [.admin]),
                 ]
                 for (method, path, allowed) in matrix {
                     let page = method == .get ? try await browser.get(path) : try await browser.post(path, ["csrf": csrf, "nonce": nonce])

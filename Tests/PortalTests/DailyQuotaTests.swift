@@ -9,6 +9,7 @@ import XCTest
 @testable import Issuance
 @testable import Portal
 @testable import PortalWeb
+import VerificationClient
 
 /// The daily quota (issue 28, item 4): predicted from each scope's own history, taken inside the
 /// issuing transaction, refused on every issuing path with a 429 that loses nothing, raised by
@@ -196,6 +197,33 @@ final class DailyQuotaTests: XCTestCase {
             XCTAssertEqual(row?.status, "approved")
             let refusal = try await portal.auditActions("teletan.issue").last
             XCTAssertEqual(refusal?.detailValues["reason"], "daily_quota")
+        }
+    }
+
+    /// With a verification server, the unit is taken in the first transaction (with the form and
+    /// the user's limits): a refused issuance never asks the server.
+    func testTheRemotePathTakesTheQuotaBeforeAskingTheServer() async throws {
+        try await LiveVerificationServer.run { server in
+            let remote = RemoteVerificationService(baseURL: "http://127.0.0.1:\(server.port)", signer: server.signer)
+            try await PortalHarness.run(configure: { $0.dailyQuota.fixed = 1; $0.teleTANMinimumInterval = .zero }, verification: remote) { portal in
+                let officer = try await portal.signedIn(.officer)
+                // The server's teleTANs (it serves this test's SQLite and PostgreSQL runs alike).
+                struct Count: Decodable { let n: Int }
+                let onServer = {
+                    try await sql(server.app.database.database(logger: TestDatabases.testLogger))
+                        .raw("SELECT COUNT(*) AS n FROM teletans").first(decoding: Count.self)?.n
+                }
+                let first = try await officer.issueTeleTAN()
+                XCTAssertNotNil(first)
+                let before = try await onServer()
+                let refused = try await officer.pressIssue()
+                XCTAssertEqual(refused.status, .tooManyRequests)
+                let entry = try await portal.auditActions("teletan.issue").last
+                XCTAssertEqual(entry?.detailValues["reason"], "daily_quota")
+                let after = try await onServer()
+                XCTAssertEqual(after, before, "the server was not asked")
+            }
+            await remote.shutdown()
         }
     }
 
