@@ -490,6 +490,9 @@ POST_ROUTES = [
         "csrf": csrf_field(), "session": field_value([Valid("session")], percent=75), "username": f(Valid("username"), "tt-officer")}),
     Route("POST", "/admin/lockouts/lift", "admin", 100, outsider="officer", fields={
         "csrf": csrf_field(), "scope": f("user", "address", "registration"), "key": f("tt-fuzz-nobody", "127.0.0.1", "x" * 300, "x" * 301)}),
+    Route("POST", "/admin/quota", "admin", 120, outsider="officer", fields={
+        "csrf": csrf_field(), "scope": f("portal", "health_authority:1.01.0.01", "health_authority:", "PORTAL"),
+        "amount": f("1", "25", "0", "-1", "1.5", "1e3", *BOUNDARY_NUMBERS), "reason": f("outbreak", " ", "x" * 300, "x" * 301)}),
 ]
 
 AUDIT_QUERY = {
@@ -536,6 +539,7 @@ GET_ROUTES = [
     Route("GET", "/admin/audit/teletans/{fingerprint}", "admin", 100, outsider="officer",
           path_values={"fingerprint": [Valid("fingerprint"), "0" * 64, "F" * 64]}, prepare=prepare_fingerprint),
     Route("GET", "/admin/audit/charts", "admin", 30, outsider="officer"),
+    Route("GET", "/admin/quota", "admin", 30, outsider="officer"),
     Route("GET", "/admin/audit/export.csv", "admin", 100, outsider="officer", fields=AUDIT_QUERY),
     Route("GET", "/admin/audit/export.jsonl", "admin", 100, outsider="officer", fields=AUDIT_QUERY),
     Route("GET", "/admin/sessions", "admin", 60, outsider="officer", fields={"result": f("ended", "gone", "own")}),
