@@ -154,7 +154,7 @@ let package = Package(
         ]),
         // The standalone verification server (CWA v1 API) over the same Verification code.
         .target(name: "VerificationServer", dependencies: [
-            "Verification", "Storage", "Audit", "TeleTAN", "ServiceAuth", "HTTPSupport",
+            "Verification", "Storage", "Audit", "TeleTAN", "ServiceAuth", "HTTPSupport", "AccessControl",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "X509", package: "swift-certificates"),

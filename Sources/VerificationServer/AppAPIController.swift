@@ -39,7 +39,7 @@ struct AppAPIController: Sendable {
 
     @Sendable func registrationToken(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let db = database.database(logger: context.logger)
-        let address = context.clientAddress ?? "unknown"
+        let address = context.guessingKey
         if isFake(request) {
             _ = try await request.decodeBody(as: WellFormedJSON.self, context: context)
             // Real: the lock check (+ delay), then one write that redeems.

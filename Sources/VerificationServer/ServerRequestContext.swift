@@ -1,3 +1,4 @@
+import AccessControl
 import Hummingbird
 import Logging
 import NIOCore
@@ -17,6 +18,11 @@ package struct ServerRequestContext: RequestContext {
         clientAddress = source.channel.remoteAddress?.ipAddress
         channel = source.channel
     }
+
+    /// The key the guessing protection counts and locks under: the address, an IPv6 one by its
+    /// /64 (``AddressKey``, as the portal's sign-in does), so that one host cannot take a fresh
+    /// count with each of its 2^64 addresses.
+    package var guessingKey: String { AddressKey.of(clientAddress ?? "unknown") }
 
     /// CWA refuses bodies over 10,000 bytes (406, see ``CWARequestMiddleware``).
     package var maxUploadSize: Int { CWARequestMiddleware.maxBodySize }

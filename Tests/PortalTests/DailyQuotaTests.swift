@@ -227,6 +227,26 @@ final class DailyQuotaTests: XCTestCase {
         }
     }
 
+    /// With a verification server that makes no teleTAN (here: nothing listens), the unit the
+    /// first transaction took is given back: retries during an outage do not use up the day.
+    func testTheRemotePathGivesTheUnitBackWhenTheServerMadeNoTeleTAN() async throws {
+        try await LiveVerificationServer.run { server in
+            // Port 9 (discard): nothing listens on it here, so the server is unreachable.
+            let remote = RemoteVerificationService(baseURL: "http://127.0.0.1:9", signer: server.signer)
+            try await PortalHarness.run(configure: { $0.dailyQuota.fixed = 1; $0.teleTANMinimumInterval = .zero }, verification: remote) { portal in
+                let officer = try await portal.signedIn(.officer)
+                let failed = try await officer.pressIssue()
+                XCTAssertEqual(failed.status, .serviceUnavailable)
+                let again = try await officer.pressIssue()
+                XCTAssertEqual(again.status, .serviceUnavailable, "not 429: the quota of 1 was not used up by the first failure")
+                struct Used: Decodable { let used: Int }
+                let used = try await sql(portal.db).raw("SELECT used FROM daily_quotas WHERE scope = 'portal'").all(decoding: Used.self)
+                XCTAssertEqual(used.map(\.used), [0])
+            }
+            await remote.shutdown()
+        }
+    }
+
     // MARK: - The administrator's raise
 
     func testAnAdminRaisesTodaysQuotaAuditedUntilTheAuthoritysMidnight() async throws {

@@ -309,6 +309,24 @@ final class VerificationServerTests: XCTestCase {
         }
     }
 
+    /// An IPv6 client counts by its /64 (one host or line usually has a whole /64 and could
+    /// otherwise take a fresh address, with a fresh count, for every guess); another /64 and
+    /// IPv4 are not affected.
+    func testGuessingFromOneIPv6Slash64IsCountedTogether() async throws {
+        try await ServerUnderTest.run(configure: { $0.guessSlowdownAfter = 2; $0.guessLockoutAfter = 4 }) { s in
+            let teleTAN = try await s.newTeleTAN()
+            for attempt in 0..<4 {
+                let wrong = String(TeleTAN.random().value)
+                let reply = try await s.registrationToken(wrong, address: "2001:db8:5:6::\(attempt + 1)")
+                XCTAssertEqual(reply.status, .badRequest, "attempt \(attempt)")
+            }
+            let locked = try await s.registrationToken(teleTAN, address: "2001:db8:5:6:ffff::42")
+            XCTAssertEqual(locked.status, .tooManyRequests, "a fresh address of the same /64 is locked too")
+            let other = try await s.registrationToken(teleTAN, address: "2001:db8:5:7::1")
+            XCTAssertEqual(other.status, .created, "another /64 is not affected")
+        }
+    }
+
     func testConcurrentGuessesCannotExceedTheLimit() async throws {
         try await ServerUnderTest.run(configure: { $0.guessSlowdownAfter = 1000; $0.guessLockoutAfter = 10 }) { s in
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in

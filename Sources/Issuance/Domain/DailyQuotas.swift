@@ -92,6 +92,17 @@ package struct DailyQuotas: Sendable {
         }
     }
 
+    /// Gives back the units ``take(_:at:on:)`` took at `now` (the same day), for an issuance
+    /// that made no teleTAN after its first transaction had committed (the remote path).
+    package func giveBack(_ scopes: [String], at now: Date, on db: any Database) async throws {
+        let today = day(at: now)
+        for scope in scopes {
+            try await sql(db).raw("""
+                UPDATE daily_quotas SET used = used - 1 WHERE scope = \(bind: scope) AND day = \(bind: today.text) AND used > 0
+                """).run()
+        }
+    }
+
     /// Adds `amount` to today's quota of `scope` until midnight, with who and why (kept in
     /// `daily_quota_raises` for the page, out of the audit trail: the reason is free text).
     /// Returns the day's row after the raise.

@@ -152,7 +152,15 @@ package struct TeleTANIssuer: Sendable {
             // claimed first (so a double submit still creates one teleTAN); a teleTAN the server
             // created but whose audit entry fails is never shown and simply expires.
             if let refused = try await db.transaction({ try await claimForm($0) }) { return refused }
-            let issued = try await service.issueTeleTAN(request, within: db)
+            let issued: IssuedTeleTAN
+            do {
+                issued = try await service.issueTeleTAN(request, within: db)
+            } catch let error as VerificationServiceError {
+                // The server made no teleTAN (down, its hourly cap, our credentials): the day's
+                // quota gets its unit back, so that retries during an outage do not use it up.
+                try? await quotas.giveBack(quotaScopes(purpose), at: time, on: db)
+                throw error
+            }
             try await db.transaction { try await record(issued, $0) }
             metrics.teleTANIssued(type: type.rawValue)
             return .issued(type: type)
