@@ -401,7 +401,8 @@ def test_the_trail_uses_the_window_and_shows_times_to_the_second(browser, portal
     table_width = browser.execute_script("return document.getElementById('audit-results').getBoundingClientRect().width;")
     assert table_width >= width - 80, f"the table is {table_width} px wide in a {width} px window"
     page_height = browser.execute_script("return document.documentElement.scrollHeight;")
-    assert page_height <= 3.2 * height, f"50 entries make a page {page_height} px tall ({page_height / height:.1f} screens)"
+    # 3.3: the chain check's box has one more line since the scheduled full check (issue 28).
+    assert page_height <= 3.3 * height, f"50 entries make a page {page_height} px tall ({page_height / height:.1f} screens)"
     clock = re.compile(r"\b\d{2}:\d{2}:\d{2}\b")
     for row in result_rows(browser):
         assert clock.search(row["time"]), f"no hh:mm:ss in {row['time']!r}"
