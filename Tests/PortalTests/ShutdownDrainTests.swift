@@ -31,14 +31,22 @@ final class ShutdownDrainTests: XCTestCase {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
             try await waitUntil { (try? await self.status(http, "/health/ready")) == 200 }
+            let beforeDrain = try await get(http, "/signin")
+            XCTAssertNil(beforeDrain.connection, "connections are kept open while the instance is ready")
             let start = ContinuousClock.now
             await group.triggerGracefulShutdown()
             try await waitUntil { (try? await self.status(http, "/health/ready")) == 503 }
             // Not ready, and still serving: the liveness check and the pages answer.
             let live = try await status(http, "/health/live")
             XCTAssertEqual(live, 200)
-            let signIn = try await status(http, "/signin")
-            XCTAssertEqual(signIn, 200)
+            let signIn = try await get(http, "/signin")
+            XCTAssertEqual(signIn.status, 200)
+            // ...and every answer asks the client (nginx's connection pool) not to send on this
+            // connection again: the listener's close cannot race with a POST sent on it.
+            XCTAssertEqual(signIn.connection, "close")
+            let notFound = try await get(http, "/no-such-page")
+            XCTAssertEqual(notFound.status, 404)
+            XCTAssertEqual(notFound.connection, "close")
             XCTAssertLessThan(ContinuousClock.now - start, .seconds(2), "all of this within the drain period")
             // After the drain period the listener closes and the group ends.
             try await running.value
@@ -57,11 +65,15 @@ final class ShutdownDrainTests: XCTestCase {
     }
 
     private func status(_ http: HTTPClient, _ path: String) async throws -> Int {
+        try await get(http, path).status
+    }
+
+    private func get(_ http: HTTPClient, _ path: String) async throws -> (status: Int, connection: String?) {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(Self.port)\(path)")
         request.headers.add(name: "Host", value: "127.0.0.1:\(Self.port)")
         let response = try await http.execute(request, timeout: .seconds(2))
         _ = try await response.body.collect(upTo: 1 << 20)
-        return Int(response.status.code)
+        return (Int(response.status.code), response.headers.first(name: "Connection"))
     }
 
     private func waitUntil(_ condition: @escaping () async -> Bool) async throws {

@@ -63,6 +63,7 @@ package struct WebFoundation: Sendable {
         // HEAD wherever GET is (health checks, link checkers); GET pages with effects skip them on
         // HEAD (see the issuance feature's result page).
         let router = Router(context: PortalRequestContext.self, options: .autoGenerateHeadEndpoints)
+        router.add(middleware: DrainingMiddleware(readiness: readiness))
         router.add(middleware: ClientInfoMiddleware(trustProxy: trustProxy, publicOrigin: publicOrigin))
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
         router.add(middleware: SecurityHeadersMiddleware())
