@@ -15,7 +15,6 @@ import sqlite3
 import subprocess
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -25,14 +24,13 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import OTP_PAM_SERVICE, PORTAL_BIN, PortalInstance
+from support import oath
 from support.database import DatabaseAccess
 
 OFFICER = ("tt-officer", "Officer-Pass-1")
 NO_ROLE = ("tt-norole", "Norole-Pass-1")
 ADMIN = ("tt-admin", "Admin-Pass-1")
 OTP_USER = ("tt-otp", "Otp-Pass-1")
-OTP_SECRET_HEX = "3132333435363738393031323334353637383930"
-OATH_USERS_FILE = Path("/var/lib/teletan-portal-test/users.oath")
 
 ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 TELETAN_PATTERN = re.compile(f"[{ALPHABET}]{{10}}")
@@ -228,26 +226,6 @@ def teletans_issued_to(portal: PortalInstance, username: str) -> int:
     return DatabaseAccess(portal.database).count("teletans", where="requested_by", equals=username)
 
 
-def oath_counter(username: str) -> int | None:
-    """The counter pam_oath recorded for `username` (line `HOTP user pin secret [counter [time]]`),
-    None if there is none yet."""
-    for line in OATH_USERS_FILE.read_text().splitlines():
-        fields = line.split()
-        if len(fields) >= 4 and fields[1] == username:
-            return int(fields[4]) if len(fields) >= 5 else None
-    raise AssertionError(f"{username} has no line in {OATH_USERS_FILE}")
-
-
-def next_hotp_code(username: str) -> tuple[int, str]:
-    """The next HOTP code pam_oath accepts: for counter+1 once a counter is recorded, else for 0
-    (pam_oath accepts up to 50 steps ahead, so this is safe either way)."""
-    counter = oath_counter(username)
-    step = 0 if counter is None else counter + 1
-    code = subprocess.run(["oathtool", "--hotp", "-c", str(step), OTP_SECRET_HEX],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    return step, code
-
-
 # ---------------------------------------------------------------------------------------------
 # Tests
 
@@ -426,15 +404,16 @@ def test_two_step_sign_in_with_one_time_password(browser, portal, secrets_ledger
     assert not present(browser, "signout")
     assert not present(browser, "password")
     assert browser.find_element(By.CSS_SELECTOR, "label[for=answer]").text.strip()
-    step, code = next_hotp_code(username)
-    browser.find_element(By.ID, "answer").send_keys(code)
-    click_and_wait(browser, browser.find_element(By.ID, "continue"))
+    with oath.code_lock():
+        step, code = oath.next_code(username)
+        browser.find_element(By.ID, "answer").send_keys(code)
+        click_and_wait(browser, browser.find_element(By.ID, "continue"))
+        # pam_oath recorded the counter of the code just used (so that code cannot be used again).
+        assert oath.counter(username) == step
 
     assert path_of(browser) == "/"
     assert signed_in_user(browser) == username
     assert present(browser, "issue-teletan")
-    # pam_oath recorded the counter of the code just used (so that code cannot be used again).
-    assert oath_counter(username) == step
     sign_out(browser)
 
 

@@ -20,7 +20,6 @@ and its account tt-otp, so every sign-in also checks the affinity nginx keeps fo
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -31,6 +30,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from support import oath
 from support.database import psql
 from support.portal_client import Client, Response
 from support.processes_and_browsers import ManagedProcess, PortalProcess
@@ -44,7 +44,6 @@ ERROR_PAGES = REPO / "docs" / "deploy" / "proxy-errors"
 
 PAM_SERVICE = "teletan-portal-otp-test"
 USERNAME, PASSWORD = "tt-otp", "Otp-Pass-1"
-OTP_SECRET_HEX = "3132333435363738393031323334353637383930"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -235,25 +234,6 @@ def deployment():
 # An officer outside a browser (the request stream, the affinity check)
 
 
-def oath_users_file() -> Path:
-    """The users file pam_oath reads, as the PAM service names it (scripts/install-pam-stack.sh)."""
-    found = re.search(r"usersfile=(\S+)", Path("/etc/pam.d", PAM_SERVICE).read_text())
-    assert found, f"/etc/pam.d/{PAM_SERVICE} names no usersfile"
-    return Path(found.group(1))
-
-
-def next_hotp_code() -> str:
-    """The next HOTP code pam_oath accepts for tt-otp (counter+1 of the one it recorded)."""
-    counter = None
-    for line in oath_users_file().read_text().splitlines():
-        fields = line.split()
-        if len(fields) >= 2 and fields[1] == USERNAME:
-            counter = int(fields[4]) if len(fields) >= 5 else None
-    step = 0 if counter is None else counter + 1
-    return subprocess.run(["oathtool", "--hotp", "-c", str(step), OTP_SECRET_HEX],
-                          check=True, capture_output=True, text=True).stdout.strip()
-
-
 class Officer(Client):
     """One officer's HTTPS session through nginx (the shared client: cookies kept, redirects not
     followed), trusting the test's certificate."""
@@ -264,7 +244,8 @@ class Officer(Client):
     def sign_in(self) -> None:
         """Both steps: password, then the one-time code (the second step must reach the
         instance holding the PAM transaction)."""
-        done = super().sign_in(USERNAME, PASSWORD, second_step=next_hotp_code)
+        with oath.code_lock():
+            done = super().sign_in(USERNAME, PASSWORD, second_step=lambda: oath.next_code(USERNAME)[1])
         assert done.status == 303 and done.location == "/", done.describe()
 
     def issue(self) -> list[Response]:

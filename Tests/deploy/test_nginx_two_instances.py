@@ -14,7 +14,8 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import PASSWORD, USERNAME, next_hotp_code, terminate, wait_until
+from conftest import PASSWORD, USERNAME, terminate, wait_until
+from support import oath
 from support.processes_and_browsers import chromium
 
 RETRY_TITLE = {"en": "The portal is briefly unavailable", "de": "Das Portal ist gerade kurz nicht erreichbar"}
@@ -53,8 +54,9 @@ def sign_in_in_browser(driver, deployment) -> None:
     driver.find_element(By.ID, "username").send_keys(USERNAME)
     driver.find_element(By.ID, "password").send_keys(PASSWORD)
     submit_and_wait(driver, driver.find_element(By.ID, "signin"))
-    driver.find_element(By.ID, "answer").send_keys(next_hotp_code())
-    submit_and_wait(driver, driver.find_element(By.ID, "continue"))
+    with oath.code_lock():
+        driver.find_element(By.ID, "answer").send_keys(oath.next_code(USERNAME)[1])
+        submit_and_wait(driver, driver.find_element(By.ID, "continue"))
     assert driver.current_url == deployment.public_url + "/", driver.current_url
 
 

@@ -25,12 +25,12 @@ from pathlib import Path
 import pytest
 
 from faults_support import PORTAL_BIN, Client, Portal, REPO
+from support import oath
 
 SERVICE_USER = "tt-portal-svc"
 OTP_SERVICE = "teletan-portal-otp-test"
 BROKEN_SERVICE = "teletan-portal-broken-test"
-USERS_FILE = Path("/var/lib/teletan-portal-test/users.oath")
-OTP_SECRET_HEX = "3132333435363738393031323334353637383930"
+USERS_FILE = oath.USERS_FILE
 
 
 def run_as_service_user(command: list[str]) -> list[str]:
@@ -56,22 +56,23 @@ def service_workdir():
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def next_hotp_code(username: str) -> str:
-    fields = next(line.split() for line in USERS_FILE.read_text().splitlines() if line.split()[1:2] == [username])
-    counter = int(fields[4]) + 1 if len(fields) > 4 else 0
-    return subprocess.run(["oathtool", "--hotp", "-c", str(counter), OTP_SECRET_HEX],
-                          capture_output=True, text=True, check=True).stdout.strip()
+def reinstall_pam_stack() -> None:
+    """The stack as scripts/install-pam-stack.sh leaves it (it also sets tt-otp's HOTP counter back
+    to 0, so not while another suite is between taking a code and using it)."""
+    with oath.code_lock():
+        subprocess.run(["bash", str(REPO / "scripts/install-pam-stack.sh")], check=True, capture_output=True)
 
 
 def sign_in_with_code(client: Client, username: str, password: str) -> tuple:
     step = client.sign_in(username, password)
     assert step.status == 200 and 'action="/signin/continue"' in step.body, step.describe()
-    answer = client.post("/signin/continue", {"csrf": step.hidden("csrf"), "answer": next_hotp_code(username)})
+    with oath.code_lock():
+        answer = client.post("/signin/continue", {"csrf": step.hidden("csrf"), "answer": oath.next_code(username)[1]})
     return step, answer
 
 
 def test_one_time_codes_work_for_a_portal_running_as_its_own_user(service_workdir):
-    subprocess.run(["bash", str(REPO / "scripts/install-pam-stack.sh")], check=True, capture_output=True)
+    reinstall_pam_stack()
     portal = ServicePortal(service_workdir, pam_service=OTP_SERVICE)
     portal.start()
     try:
@@ -88,7 +89,7 @@ def test_one_time_codes_work_for_a_portal_running_as_its_own_user(service_workdi
 
 
 def test_a_token_file_the_portal_cannot_rewrite_is_named_at_start_and_by_check_config(service_workdir):
-    subprocess.run(["bash", str(REPO / "scripts/install-pam-stack.sh")], check=True, capture_output=True)
+    reinstall_pam_stack()
     os.chown(USERS_FILE, 0, 0)  # as docs/pam said before: root's file in a directory the portal cannot write
     try:
         portal = ServicePortal(service_workdir, pam_service=OTP_SERVICE)
@@ -105,7 +106,7 @@ def test_a_token_file_the_portal_cannot_rewrite_is_named_at_start_and_by_check_c
         assert check.returncode != 0
         assert any(str(USERS_FILE) in line and "pam_oath" in line for line in problem_lines(check)), check.stdout
     finally:
-        subprocess.run(["bash", str(REPO / "scripts/install-pam-stack.sh")], check=True, capture_output=True)
+        reinstall_pam_stack()
 
 
 @pytest.mark.parametrize("language,message", [
