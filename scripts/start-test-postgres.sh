@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts Debian's PostgreSQL cluster on 127.0.0.1:5432 (creating it if there
 # is none) and creates role "teletan" (password "teletan") with the databases
-# teletan_test, teletan_bench and teletan_e2e. Idempotent; run as root (e.g. from CI).
+# teletan_test, teletan_test_w1 to _w4 (one per worker of scripts/swift-test-parallel.py),
+# teletan_bench, teletan_e2e and teletan_deploy. Idempotent; run as root (e.g. from CI).
 # Prints the URL the tests use.
 set -euo pipefail
 
@@ -66,7 +67,7 @@ if [[ -n $(psql_admin -c "SELECT 1 FROM pg_roles WHERE rolname = 'pg_checkpoint'
   psql_admin -c "GRANT pg_checkpoint TO teletan"
 fi
 
-for db in teletan_test teletan_bench teletan_e2e teletan_deploy; do
+for db in teletan_test teletan_test_w{1..4} teletan_bench teletan_e2e teletan_deploy; do
   if [[ -z $(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = '$db'") ]]; then
     # UTF-8 whatever locale the cluster was created under (both servers refuse anything else).
     psql_admin -c "CREATE DATABASE $db OWNER teletan ENCODING 'UTF8' LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8' TEMPLATE template0"
