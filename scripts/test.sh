@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine (as root):
-#   installs what is missing, installs the PAM test stack, starts PostgreSQL, builds, runs the
-#   Swift tests against SQLite and PostgreSQL (while a static build of the executables runs), builds,
-#   checks and installs the Debian packages (Tests/package), then the browser tests in headless
-#   Chromium and Firefox ESR, the end-to-end tests (portal + verification server + app-like client)
-#   against SQLite and PostgreSQL, the security tests (sign-in timing, CSV in LibreOffice Calc, HTTP),
-#   the fault, backup and deployment tests (nginx, two instances),
-#   the alert rules (promtool), the directory tests (slapd through nslcd and SSSD), and
-#   schemathesis against docs/verification-api.yaml.
+#   installs what is missing, installs the PAM test stack, starts PostgreSQL, builds once (debug,
+#   with the tests), then
+#   - the Swift tests against SQLite and PostgreSQL in two workers, beside them the static link of
+#     the executables and the Debian packages built from it (Tests/package);
+#   - in three lanes side by side: the browser tests in headless Chromium and Firefox ESR on
+#     SQLite, and again on PostgreSQL; the end-to-end tests (portal + verification server +
+#     app-like client) on SQLite and PostgreSQL; the form fuzz; the fault, backup and deployment
+#     tests (nginx, two instances); the alert rules (promtool); the directory tests (slapd through
+#     nslcd and SSSD); schemathesis against docs/verification-api.yaml;
+#   - last and alone, the security tests (sign-in timing, CSV in LibreOffice Calc, HTTP): their
+#     timing comparison wants a quiet machine.
+#   Every suite runs the same executables the packages ship (the static link below).
 # Usage: scripts/test.sh            (CI runs exactly this through .ci/run)
+# A lane's output is printed when all lanes of its group have ended; .build/lanes/ keeps it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,8 +33,55 @@ end_step() {
 print_step_times() {
   end_step
   echo "== seconds per step"
-  for i in "${!step_names[@]}"; do printf '%6d  %s\n' "${step_seconds[$i]}" "${step_names[$i]%% (*}"; done
+  for i in "${!step_names[@]}"; do
+    printf '%6d  %s\n' "${step_seconds[$i]}" "${step_names[$i]%% (*}"
+    # The parts of the lanes that ran in this step, each with its own seconds.
+    for times in "${step_lane_times[@]}"; do
+      [[ ${times%%:*} == "$i" && -f ${times#*:} ]] && sed 's/^/        /' "${times#*:}"
+    done
+  done
   printf '%6d  in all\n' "$SECONDS"
+}
+
+# Lanes: suites that run side by side with the step under way. `start_lane NAME FUNCTION` runs
+# FUNCTION in the background with its output in .build/lanes/NAME.log; inside it, `part "what"
+# COMMAND...` runs one suite and notes its seconds. `finish_lanes` waits for every lane started,
+# prints their output and fails if one failed. A lane goes on after a failed part, so that one
+# run shows every failure.
+lanes_dir=.build/lanes
+lane_pids=() lane_names=() step_lane_times=()
+start_lane() {
+  local name=$1
+  mkdir -p "$lanes_dir"
+  rm -f "$lanes_dir/$name.log" "$lanes_dir/$name.times"
+  (set +e; lane_name=$name lane_failed=0; "$2"; exit $lane_failed) >"$lanes_dir/$name.log" 2>&1 &
+  lane_pids+=($!) lane_names+=("$name")
+  step_lane_times+=("${#step_names[@]}:$lanes_dir/$name.times")
+}
+part() {
+  local what=$1 start=$SECONDS status=0
+  shift
+  echo "== $what"
+  "$@" || status=$?
+  local note=""
+  ((status == 0)) || note=" (FAILED)" lane_failed=1
+  printf '%6d  %s%s\n' $((SECONDS - start)) "${what%% (*}" "$note" >>"$lanes_dir/$lane_name.times"
+  return $status
+}
+finish_lanes() {
+  local failed=() i
+  for i in "${!lane_pids[@]}"; do
+    wait "${lane_pids[$i]}" || failed+=("${lane_names[$i]}")
+  done
+  for i in "${!lane_names[@]}"; do
+    echo "== output of lane ${lane_names[$i]}"
+    cat "$lanes_dir/${lane_names[$i]}.log"
+  done
+  lane_pids=() lane_names=()
+  if ((${#failed[@]})); then
+    echo "FAILED lanes: ${failed[*]} (their parts above, marked FAILED in the seconds below)" >&2
+    return 1
+  fi
 }
 trap print_step_times EXIT
 export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} --durations=10 --durations-min=2"
@@ -42,77 +94,84 @@ step "installing the directory test stack (slapd, nslcd, SSSD; scripts/install-d
 bash scripts/install-directory-stack.sh
 step "starting PostgreSQL"
 postgres_url=$(bash scripts/start-test-postgres.sh | tail -n 1)
+base_url=${postgres_url%/*}
 
-step "building"
+step "building (debug, with the tests)"
 swift build --build-tests
 
-step "static build of the executables for the Debian packages (in the background during the Swift tests)"
-# The test build above cannot take --static-swift-stdlib (the static runtime has no XCTest), so
-# the packaged executables get a build of their own (docs/deployment.md section 1). It overlaps
-# the Swift tests, which mostly wait on PAM and the databases.
-mkdir -p .build-static
-swift build --static-swift-stdlib --scratch-path .build-static >.build-static/build.log 2>&1 &
-static_build=$!
-
-step "Swift tests (SQLite and PostgreSQL, real PAM)"
-# Required flags turn "not installed" into failures instead of skips.
-PORTAL_PAM_TESTS=1 \
-PORTAL_TEST_POSTGRES_URL="$postgres_url" \
-PORTAL_TEST_REQUIRE_POSTGRES=1 \
-  swift test --disable-swift-testing 2>&1 | tee .build/swift-test.log
-echo "slowest Swift tests (seconds):"
-sed -nE "s/^Test Case '([^']+)' passed \(([0-9.]+) seconds\).*/\2 \1/p" .build/swift-test.log | sort -rn | head -n 10
-
-step "Debian packages (scripts/package-deb.sh of the static build, lintian, dpkg install, the portal run as its unit runs it, purge; Tests/package)"
-if ! wait "$static_build"; then
-  tail -n 60 .build-static/build.log
-  echo "the static build failed" >&2
-  exit 1
-fi
-PACKAGE_BIN_DIR=.build-static/debug python3 -m pytest -q Tests/package
-
-step "Python support tests (the independent audit-chain checker, no portal needed)"
-python3 -m pytest -q Tests/support/test_audit_chain.py
-step "phone-number data and fixture (regenerated from the pinned phonenumbers, compared with the committed ones)"
-python3 -m pytest -q Tests/support/test_phone_numbers.py
-step "form fuzz (hypothesis, every portal form and query string)"
-python3 -m pytest -q Tests/fuzz
-
-step "browser tests (headless Chromium and Firefox ESR, real PAM, SQLite and PostgreSQL)"
 export SE_AVOID_STATS=true
 # A missing firefox-esr fails the Firefox tests instead of skipping them.
 export PORTAL_REQUIRE_FIREFOX=1
 export PORTAL_BIN="$PWD/.build/debug/portal"
-python3 -m pytest -q Tests/browser
-# A clean schema: the Swift tests leave whatever their last test wrote (tampered audit rows included).
-psql -q "$postgres_url" -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public'
-BROWSER_TEST_DATABASE="$postgres_url" python3 -m pytest -q Tests/browser
-
-step "end-to-end tests (portal -> verification server -> app client; SQLite, then PostgreSQL with mutual TLS)"
 export VERIFICATION_BIN="$PWD/.build/debug/verification-server"
-python3 -m pytest -q Tests/e2e
-# Its own database (created by start-test-postgres.sh), reset: the suite expects an empty one.
-e2e_url="${postgres_url%/*}/teletan_e2e"
-psql -q "$e2e_url" -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public'
-# This run also puts the internal listener behind mutual TLS (client-certificate allow-list);
-# every test applies to it, so none may be skipped.
-E2E_DATABASE="$e2e_url" E2E_INTERNAL_TLS=1 E2E_NO_SKIPS=1 python3 -m pytest -q Tests/e2e
 
-step "security tests (failed sign-in timing on the nodelay PAM stack, the CSV export in German LibreOffice Calc, HTTP details; ~2 min)"
+# The executables the packages ship carry the Swift runtime (--static-swift-stdlib; the test
+# bundle cannot: the static runtime has no XCTest). Linked in the same build directory from the
+# same sources, this recompiles only what the test build compiled for testing (about 280 files)
+# instead of a second whole build, and every suite after the Swift tests runs these very binaries:
+# what is tested is what ships (docs/benchmarks.md, "The suite's time").
+static_link_and_packages() {
+  part "static link of the executables (--static-swift-stdlib, .build/debug)" \
+    bash -c 'swift build --static-swift-stdlib --product portal && swift build --static-swift-stdlib --product verification-server'
+  part "Debian packages (scripts/package-deb.sh of the static build, lintian, dpkg install, the portal run as its unit runs it, purge; Tests/package)" \
+    env PACKAGE_BIN_DIR=.build/debug python3 -m pytest -q Tests/package
+  part "Python support tests (the independent audit-chain checker)" python3 -m pytest -q Tests/support/test_audit_chain.py
+  part "phone-number data and fixture (regenerated from the pinned phonenumbers, compared with the committed ones)" \
+    python3 -m pytest -q Tests/support/test_phone_numbers.py
+}
+
+step "Swift tests in two workers (SQLite and PostgreSQL, real PAM), beside them the static link and the Debian packages"
+start_lane packages static_link_and_packages
+# Required flags turn "not installed" into failures instead of skips. Each worker gets its own
+# database (teletan_test_w1, _w2: scripts/swift-test-parallel.py).
+swift_status=0
+PORTAL_PAM_TESTS=1 \
+PORTAL_TEST_POSTGRES_URL="$postgres_url" \
+PORTAL_TEST_REQUIRE_POSTGRES=1 \
+  python3 scripts/swift-test-parallel.py --workers 2 --log .build/swift-test.log || swift_status=$?
+echo "slowest Swift tests (seconds):"
+sed -nE "s/^Test Case '([^']+)' passed \(([0-9.]+) seconds\).*/\2 \1/p" .build/swift-test.log | sort -rn | head -n 10
+finish_lanes
+((swift_status == 0)) || { echo "Swift tests failed" >&2; exit 1; }
+
+# Three lanes, balanced by their seconds (docs/benchmarks.md). Each suite has its own database
+# and port range; the suites that sign in with tt-otp's one-time codes take them one at a time
+# (Tests/support/oath.py).
+browser_on_sqlite_and_more() {
+  part "browser tests on SQLite (headless Chromium and Firefox ESR, real PAM)" python3 -m pytest -q Tests/browser
+  part "backup tests (checkpoint file, SQLite online backup, PostgreSQL point-in-time recovery on its own cluster 15/teletan_pitr, restore detection)" \
+    python3 -m pytest -q Tests/backup
+  # Its own database (created by start-test-postgres.sh); the test drops and remakes its schema.
+  part "deployment test (docs/deploy: nginx with TLS, two instances on PostgreSQL, SIGKILL, rolling restart)" \
+    env DEPLOY_DATABASE="$base_url/teletan_deploy" python3 -m pytest -q Tests/deploy
+  part "alert rules (promtool: syntax, and when each alert fires)" \
+    bash -c 'promtool check rules docs/deploy/alerts.yml && promtool test rules docs/deploy/alerts.test.yml'
+  part "schemathesis (property-based tests of both listeners against the OpenAPI document)" bash scripts/schemathesis.sh
+}
+browser_on_postgres_and_e2e() {
+  # Each from a clean schema: the suites expect an empty database.
+  part "browser tests on PostgreSQL" bash -c "psql -q '$postgres_url' -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public' &&
+    BROWSER_TEST_DATABASE='$postgres_url' python3 -m pytest -q Tests/browser"
+  # The e2e suite's own database (created by start-test-postgres.sh). This run also puts the
+  # internal listener behind mutual TLS (client-certificate allow-list); every test applies to
+  # it, so none may be skipped.
+  part "end-to-end tests on PostgreSQL with mutual TLS (portal -> verification server -> app client)" \
+    bash -c "psql -q '$base_url/teletan_e2e' -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public' &&
+      E2E_DATABASE='$base_url/teletan_e2e' E2E_INTERNAL_TLS=1 E2E_NO_SKIPS=1 python3 -m pytest -q Tests/e2e"
+}
+fuzz_e2e_faults_directory() {
+  part "form fuzz (hypothesis, every portal form and query string)" python3 -m pytest -q Tests/fuzz
+  part "end-to-end tests on SQLite" python3 -m pytest -q Tests/e2e
+  part "fault tests (database restart and read-only, disk full, hanging PAM, SIGTERM under load)" python3 -m pytest -q Tests/faults
+  part "directory tests (sign-in through slapd by nslcd and by SSSD, SQLite)" python3 -m pytest -q Tests/directory
+}
+
+step "browser, end-to-end, fuzz, fault, backup, deployment, directory and API tests in three lanes"
+start_lane browser-sqlite browser_on_sqlite_and_more
+start_lane browser-postgres browser_on_postgres_and_e2e
+start_lane fuzz-e2e-faults fuzz_e2e_faults_directory
+finish_lanes
+
+step "security tests, alone (failed sign-in timing on the nodelay PAM stack, the CSV export in German LibreOffice Calc, HTTP details; ~2 min)"
 python3 -m pytest -q Tests/security
-
-step "fault tests (database restart and read-only, disk full, hanging PAM, SIGTERM under load)"
-python3 -m pytest -q Tests/faults
-step "backup tests (checkpoint file, SQLite online backup, PostgreSQL point-in-time recovery on its own cluster 15/teletan_pitr, restore detection)"
-python3 -m pytest -q Tests/backup
-step "deployment test (docs/deploy: nginx with TLS, two instances on PostgreSQL, SIGKILL, rolling restart; ~1 min)"
-# Its own database (created by start-test-postgres.sh); the test drops and remakes its schema.
-DEPLOY_DATABASE="${postgres_url%/*}/teletan_deploy" python3 -m pytest -q Tests/deploy
-step "alert rules (promtool: syntax, and when each alert fires)"
-promtool check rules docs/deploy/alerts.yml
-promtool test rules docs/deploy/alerts.test.yml
-step "directory tests (sign-in through slapd by nslcd and by SSSD, SQLite)"
-python3 -m pytest -q Tests/directory
-step "schemathesis (property-based tests of both listeners against the OpenAPI document)"
-bash scripts/schemathesis.sh
-echo "all test suites passed (Swift on SQLite and PostgreSQL, browser x2, end to end x2, security, faults, backup, deployment, alert rules, directory, schemathesis)"
+echo "all test suites passed (Swift on SQLite and PostgreSQL, packages, browser x2, end to end x2, fuzz, faults, backup, deployment, alert rules, directory, schemathesis, security)"
