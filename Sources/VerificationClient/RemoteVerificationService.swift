@@ -46,6 +46,10 @@ package final class RemoteVerificationService: VerificationService {
         // by the next request, without a restart.
         var configuration = HTTPClient.Configuration()
         configuration.tlsConfiguration = tls
+        // A refused connection fails the request at once: the officer on the phone gets "no
+        // teleTAN was issued, try again" now, not after AsyncHTTPClient's retries have used up
+        // its 10 s connect timeout. (A server that does not answer at all still takes `timeout`.)
+        configuration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
