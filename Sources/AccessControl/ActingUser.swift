@@ -1,6 +1,6 @@
 import Logging
 
-/// Who does something, for domain code (issuance, later hotline calls and audit review): the
+/// Who does something, for domain code (issuance, hotline calls, audit review): the
 /// person, the role they act in, their session, where the request came from, its id and logger.
 /// The web layer builds it from the request; domain code never sees the request itself.
 package struct ActingUser: Sendable {

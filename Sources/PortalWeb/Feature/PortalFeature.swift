@@ -1,7 +1,7 @@
 import FluentKit
 import Foundation
 
-/// One feature of the portal (sign-in, issuance; next hotline and audit review): its schema
+/// One feature of the portal (sign-in, issuance, hotline, audit review): its schema
 /// changes, its texts, its routes with their access declarations, and its share of the periodic
 /// cleanup. `PortalApp` wires the features together; a new feature is one more conforming type.
 package protocol PortalFeature: Sendable {
