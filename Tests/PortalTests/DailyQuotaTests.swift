@@ -295,6 +295,15 @@ final class DailyQuotaTests: XCTestCase {
             XCTAssertTrue(tomorrow.body.contains("No quota has been raised today."))
             let next = try await lateOfficer.issueTeleTAN()
             XCTAssertNotNil(next, "a new day, a new quota")
+            // The free-text reason is shown for its day only, and kept no longer: the next
+            // cleanup after midnight deletes yesterday's raises (the audit entry keeps the number).
+            let raisesBefore = try await portal.count("SELECT count(*) AS n FROM daily_quota_raises")
+            XCTAssertEqual(raisesBefore, 1)
+            try await portal.portal.runCleanup()
+            let raisesAfter = try await portal.count("SELECT count(*) AS n FROM daily_quota_raises")
+            XCTAssertEqual(raisesAfter, 0)
+            let daysKept = try await portal.count("SELECT count(*) AS n FROM daily_quotas WHERE extra = 2")
+            XCTAssertEqual(daysKept, 1, "the day's figures stay")
         }
     }
 

@@ -138,11 +138,14 @@ package struct DailyQuotas: Sendable {
             """).all(decoding: Raise.self)
     }
 
-    /// Deletes the days (and their raises) past ``keptDays``.
+    /// Deletes the days past ``keptDays`` (the prediction's history), and the raises of every
+    /// day before today: their reasons are free text, shown on the page for their day only; the
+    /// day's row keeps the amount and the audit entry the number.
     package func purge(at now: Date, on db: any Database) async throws {
-        let oldest = day(at: now).adding(days: -Self.keptDays).text
+        let today = day(at: now)
+        let oldest = today.adding(days: -Self.keptDays).text
         try await sql(db).raw("DELETE FROM daily_quotas WHERE day < \(bind: oldest)").run()
-        try await sql(db).raw("DELETE FROM daily_quota_raises WHERE day < \(bind: oldest)").run()
+        try await sql(db).raw("DELETE FROM daily_quota_raises WHERE day < \(bind: today.text)").run()
     }
 
     // MARK: - Rows
