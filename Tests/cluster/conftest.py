@@ -6,7 +6,11 @@ Run from the repository root, as root (Patroni and PostgreSQL as user postgres, 
 
     PORTAL_BIN=.build/debug/portal python3 -m pytest -q Tests/cluster
 
-Needs the packages patroni, etcd-server and etcd-client (scripts/install-deps.sh).
+Environment: PORTAL_BIN (default .build/debug/portal), CLUSTER_NGINX_PORT (default 18300; nginx
+also takes the port 5 above it).
+
+Needs the packages patroni, etcd-server, etcd-client and nginx (scripts/install-deps.sh) and the PAM
+test stack (scripts/install-pam-stack.sh).
 """
 
 from __future__ import annotations

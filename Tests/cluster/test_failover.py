@@ -1,6 +1,6 @@
 """docs/deployment.md section 16 run as written: Patroni with etcd and a synchronous standby, two
-portals on the cluster's URL (several hosts, target_session_attrs=read-write), officers issuing
-on both all along. Then:
+portals on the cluster's URL (several hosts, target_session_attrs=read-write) behind the shipped
+nginx file (Tests/deploy's Nginx), officers issuing through nginx all along. Then:
 
 (a) the primary is killed with SIGKILL (Patroni and PostgreSQL: the machine is gone) under load;
     Patroni promotes the synchronous standby;
@@ -17,10 +17,47 @@ from __future__ import annotations
 
 import time
 
-from cluster_support import GUIDE, Officers, wait_for
-from faults_support import ADMIN, OFFICER, Portal, bench_officer, check_nothing_half_written
+import importlib.util
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from cluster_support import GUIDE, REPO, Officers, wait_for
+from faults_support import OFFICER, Client, Portal, bench_officer, check_nothing_half_written
+
+
+def deploy_module():
+    """Tests/deploy/conftest.py, for its Nginx (the shipped site file with the test's values)."""
+    spec = importlib.util.spec_from_file_location("deploy_conftest", REPO / "Tests" / "deploy" / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def behind_nginx(tmp_path: Path, portals: list[Portal], port: int):
+    """nginx with the shipped site file, a certificate of the test's and the shipped error pages."""
+    deploy = deploy_module()
+    folder = Path(tempfile.mkdtemp(prefix="teletan-cluster-nginx-"))
+    folder.chmod(0o755)  # nginx's workers (nobody) read the error pages (tmp_path is the owner's only)
+    pages = folder / "proxy-errors"
+    pages.mkdir(mode=0o755)
+    for page in deploy.ERROR_PAGES.glob("*.html"):
+        shutil.copy(page, pages / page.name)
+        (pages / page.name).chmod(0o644)
+    certificate, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", str(key), "-out", str(certificate), "-days", "2", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost"], check=True, capture_output=True)
+    workdir = tmp_path / "nginx"
+    workdir.mkdir(mode=0o755)
+    nginx = deploy.Nginx(workdir, port, [portal.port for portal in portals], certificate, key, pages)
+    return nginx, certificate, folder
 
 FAILOVER_LIMIT = 60.0
+# nginx listens here and on the port 5 above (the shipped file's port-80 redirect); Tests/deploy uses 18200.
+NGINX_PORT = int(os.environ.get("CLUSTER_NGINX_PORT", "18300"))
 
 
 def guide_section() -> str:
@@ -45,17 +82,25 @@ def test_failover_and_switchover_lose_nothing_shown(cluster, tmp_path):
     url = cluster.url("teletan")
     in_guide("?target_session_attrs=read-write")
 
+    nginx_port = NGINX_PORT
+    public_url = f"https://localhost:{nginx_port}"
     portals = []
     for number in (1, 2):
         workdir = tmp_path / f"portal-{number}"
         workdir.mkdir()
-        portal = Portal(workdir, database=url)
+        portal = Portal(workdir, database=url, extra_arguments=["--public-url", public_url, "--trust-proxy"])
         if portals:  # instances share the secret and the checkpoint key, as an operator's do
             portal.secret_file, portal.checkpoint_key = portals[0].secret_file, portals[0].checkpoint_key
         portal.start()
         portals.append(portal)
-    clients = [portals[0].client().signed_in(*OFFICER), portals[1].client().signed_in(*bench_officer(20)),
-               portals[0].client("de").signed_in(*bench_officer(21)), portals[1].client().signed_in(*bench_officer(22))]
+    nginx, certificate, nginx_files = behind_nginx(tmp_path, portals, nginx_port)
+    nginx.start()
+
+    def client(language: str = "en") -> Client:
+        return Client(public_url, language, cafile=certificate)
+
+    clients = [client().signed_in(*OFFICER), client().signed_in(*bench_officer(20)),
+               client("de").signed_in(*bench_officer(21)), client().signed_in(*bench_officer(22))]
     officers = Officers(clients)
     officers.start()
     try:
@@ -92,13 +137,13 @@ def test_failover_and_switchover_lose_nothing_shown(cluster, tmp_path):
         check_no_500(officers, "during the switchover")
     finally:
         officers.stop()
+        nginx.kill()
+        shutil.rmtree(nginx_files, ignore_errors=True)
 
     assert not officers.errors, f"requests that got no answer: {officers.errors}"
     check_no_500(officers, "at all")
     shown = officers.shown()
     assert len(shown) >= 20, f"only {len(shown)} teleTANs shown"
-    admin = portals[0].client().signed_in(*ADMIN)
-    assert admin is not None
     for portal in portals:
         portal.stop_cleanly()
     counts = check_nothing_half_written(portals[0], shown)
