@@ -27,6 +27,7 @@ no_recommends=(
   nginx                   # the reverse proxy of docs/deploy/nginx (Tests/deploy)
   prometheus              # promtool: checks and unit-tests docs/deploy/alerts.yml (~12 s to install)
   libreoffice-calc-nogui  # Tests/security opens the CSV export in Calc, headless (~60 packages, ~300 MB)
+  patroni etcd-server etcd-client iptables  # the PostgreSQL cluster of deployment.md section 16 (Tests/cluster)
 )
 
 if [[ $EUID -ne 0 ]]; then

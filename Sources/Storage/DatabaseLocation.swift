@@ -32,9 +32,13 @@ package enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .sqlite(let path): return "sqlite:\(path)"
         case .postgres(let url):
-            guard var components = URLComponents(string: url) else { return "postgres://(unparseable)" }
-            if components.password != nil { components.password = "***" }
-            return components.string ?? "postgres://(unparseable)"
+            // By hand: URLComponents cannot read a cluster's host list (`a:5432,b:5432`).
+            guard let schemeEnd = url.range(of: "://") else { return "postgres://(unparseable)" }
+            let rest = url[schemeEnd.upperBound...]
+            let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+            guard let at = rest[..<authorityEnd].lastIndex(of: "@"),
+                  let colon = rest[..<at].firstIndex(of: ":") else { return url }
+            return String(url[..<rest.index(after: colon)]) + "***" + String(url[at...])
         }
     }
 }

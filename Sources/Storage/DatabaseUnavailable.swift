@@ -12,7 +12,7 @@ extension PortalDatabase {
         case overloaded
         /// No connection, or the connection broke (server stopped, restarting, network).
         case unreachable
-        /// The server refuses to write (read-only mode, a standby).
+        /// The server refuses to write (read-only mode, a standby), or no host of a cluster is the primary.
         case readOnly
         /// Out of disk space or memory, or an I/O error, on the database's side.
         case outOfResources
@@ -31,6 +31,9 @@ extension PortalDatabase {
             return unavailability(of: sqlite.reason)
         case is ConnectionCheckingDatabase.ConnectionLost:
             return .unreachable
+        case is PrimaryFinder.NotTheTarget:
+            // No host of the cluster's URL is the primary (a failover is under way).
+            return .readOnly
         default:
             return nil
         }

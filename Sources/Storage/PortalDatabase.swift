@@ -12,10 +12,14 @@ import SQLKit
 ///
 /// SQLite gets a single connection on a single event loop: every statement and transaction is
 /// serialised, which is what a single-file database wants (no "database is locked" under load).
-/// PostgreSQL gets a pool per event loop.
+/// PostgreSQL gets a pool per event loop, and per host when the URL names a cluster's hosts.
 package final class PortalDatabase: Sendable {
     package let location: DatabaseLocation
     private let databases: Databases
+    /// The Fluent database per host of a PostgreSQL URL, in its order.
+    private let hostIDs: [DatabaseID]
+    /// Set for a cluster's URL (``PrimaryFinder``).
+    private let finder: PrimaryFinder?
     private let threadPool: NIOThreadPool
     private let eventLoopGroup: MultiThreadedEventLoopGroup
 
@@ -35,17 +39,26 @@ package final class PortalDatabase: Sendable {
                 FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
             }
             databases.use(.sqlite(.file(path), sqlLogLevel: .trace), as: .sqlite)
+            hostIDs = [.sqlite]
+            finder = nil
         case .postgres(let url):
-            let configuration: SQLPostgresConfiguration
+            let parsed: PostgresURL
+            let configurations: [SQLPostgresConfiguration]
             do {
                 // Its errors name the setting at fault, never the password.
-                configuration = try PostgresURL(url).configuration()
+                parsed = try PostgresURL(url)
+                configurations = try parsed.configurations()
             } catch {
                 try? threadPool.syncShutdownGracefully()
                 try? eventLoopGroup.syncShutdownGracefully()
                 throw error
             }
-            databases.use(.postgres(configuration: configuration, maxConnectionsPerEventLoop: max(1, poolSize / loops), sqlLogLevel: .trace), as: .psql)
+            hostIDs = configurations.indices.map { $0 == 0 ? .psql : DatabaseID(string: "psql-\($0)") }
+            for (id, configuration) in zip(hostIDs, configurations) {
+                databases.use(.postgres(configuration: configuration, maxConnectionsPerEventLoop: max(1, poolSize / loops), sqlLogLevel: .trace), as: id)
+            }
+            let isCluster = parsed.hosts.count > 1 || parsed.targetSessionAttributes != .any
+            finder = isCluster ? PrimaryFinder(hostCount: parsed.hosts.count, target: parsed.targetSessionAttributes) : nil
         }
     }
 
@@ -65,7 +78,11 @@ package final class PortalDatabase: Sendable {
 
     /// A database handle; cheap, make one per request or job.
     package func database(logger: Logger) -> any Database {
-        let database = databases.database(logger: logger, on: eventLoopGroup.any())!
+        let loop = eventLoopGroup.any()
+        if let finder {
+            return ConnectionCheckingDatabase(hosts: hostIDs.map { databases.database($0, logger: logger, on: loop)! }, finder: finder)
+        }
+        let database = databases.database(hostIDs[0], logger: logger, on: loop)!
         return location.isSQLite ? database : ConnectionCheckingDatabase(database)
     }
 
@@ -74,7 +91,9 @@ package final class PortalDatabase: Sendable {
     package func migrate(_ migrations: [any Migration], logger: Logger) async throws {
         let all = Migrations()
         all.add(migrations)
-        let migrator = Migrator(databases: databases, migrations: all, logger: logger, on: eventLoopGroup.any(), migrationLogLevel: .debug)
+        // Through ``database(logger:)``: on a cluster, only the primary is migrated.
+        let migrator = Migrator(databaseFactory: { _ in self.database(logger: logger) }, migrations: all,
+                                on: eventLoopGroup.any(), migrationLogLevel: .debug)
         if !location.isSQLite {
             // The audit chain's hash is computed by PostgreSQL over UTF-8 text (AuditLog), and
             // everything else assumes UTF-8 too.

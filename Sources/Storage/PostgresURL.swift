@@ -6,7 +6,30 @@ import PostgresKit
 /// (PostgreSQL's "SSL Support" chapter), so that a URL that works with psql works here.
 /// PostgresKit's own parser checks the certificate and host name in every TLS mode, so
 /// Debian's default cluster (TLS with a self-signed "snakeoil" certificate) fails with it.
+/// Several hosts (`host1:port1,host2:port2`) and `target_session_attrs` as libpq reads them
+/// ("Connection URIs" and "Specifying Multiple Hosts"): the way to a cluster's primary.
 package struct PostgresURL: Sendable, Equatable {
+    package struct Host: Sendable, Equatable {
+        package let host: String
+        package let port: Int
+
+        package init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    /// Which server a connection must reach (libpq's `target_session_attrs`; PostgresNIO does not
+    /// read it, ``PrimaryFinder`` does what it says).
+    package enum TargetSessionAttributes: String, Sendable, CaseIterable {
+        /// The first host that answers.
+        case any
+        /// A server that accepts writes: not a standby, not read-only by default.
+        case readWrite = "read-write"
+        /// A server that is not a standby.
+        case primary
+    }
+
     package enum SSLMode: String, Sendable, CaseIterable {
         case disable, allow, prefer, require
         case verifyCA = "verify-ca"
@@ -33,38 +56,78 @@ package struct PostgresURL: Sendable, Equatable {
         case require(Verification)
     }
 
-    package let host: String
-    package let port: Int
+    /// In the URL's order; one unless the URL names a cluster.
+    package let hosts: [Host]
+    package let targetSessionAttributes: TargetSessionAttributes
     package let username: String
     package let password: String?
     package let database: String
     package let tls: TLS
 
-    private static let parameters = ["sslmode", "sslrootcert"]
+    package var host: String { hosts[0].host }
+    package var port: Int { hosts[0].port }
+
+    private static let parameters = ["sslmode", "sslrootcert", "target_session_attrs"]
+    private static let expected = "expected postgres://user:password@host:port/database"
 
     package init(_ text: String) throws {
-        guard let components = URLComponents(string: text), ["postgres", "postgresql"].contains(components.scheme),
+        // URLComponents reads one host; the list is taken out and read host by host.
+        let (single, hostList) = try Self.splitHosts(text)
+        guard let components = URLComponents(string: single), ["postgres", "postgresql"].contains(components.scheme),
               let host = components.host, !host.isEmpty, let username = components.user, !username.isEmpty,
               components.path.count > 1 else {
-            throw DatabaseLocation.ParseError(description: "expected postgres://user:password@host:port/database")
+            throw DatabaseLocation.ParseError(description: Self.expected)
         }
         var values: [String: String] = [:]
         for item in components.queryItems ?? [] {
             guard Self.parameters.contains(item.name) else {
-                throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's parameter \"\(item.name)\" is not understood (only \(Self.parameters.joined(separator: " and ")))")
+                throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's parameter \"\(item.name)\" is not understood (only \(Self.parameters.dropLast().joined(separator: ", ")) and \(Self.parameters.last!))")
             }
             values[item.name] = item.value ?? ""
         }
-        let port = components.port ?? 5432
-        guard (1...65535).contains(port) else {
-            throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's port \(port) is not between 1 and 65535")
+        var hosts = [try Self.host(host, port: components.port)]
+        if let hostList {
+            hosts = try hostList.split(separator: ",", omittingEmptySubsequences: false).map { entry in
+                guard let parsed = URLComponents(string: "postgres://h@\(entry)"), let name = parsed.host, !name.isEmpty else {
+                    throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's host list \"\(hostList)\" has an empty host")
+                }
+                return try Self.host(name, port: parsed.port)
+            }
         }
-        self.host = host
-        self.port = port
+        let attributes = values["target_session_attrs"] ?? "any"
+        guard let target = TargetSessionAttributes(rawValue: attributes) else {
+            throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's target_session_attrs=\(attributes) is not one of \(TargetSessionAttributes.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        self.hosts = hosts
+        self.targetSessionAttributes = target
         self.username = username
         self.password = components.password
         self.database = String(components.path.dropFirst()).removingPercentEncoding ?? String(components.path.dropFirst())
         self.tls = try Self.tls(mode: values["sslmode"], rootCertificate: values["sslrootcert"])
+    }
+
+    /// The URL with its host list (`a:1,b:2`) replaced by its first host, and the list when there
+    /// is more than one host.
+    private static func splitHosts(_ text: String) throws -> (String, String?) {
+        guard let schemeEnd = text.range(of: "://") else { return (text, nil) }
+        let rest = text[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        let hostStart = authority.lastIndex(of: "@").map { authority.index(after: $0) } ?? authority.startIndex
+        let list = authority[hostStart...]
+        guard list.contains(",") else { return (text, nil) }
+        let first = list.split(separator: ",", omittingEmptySubsequences: false)[0]
+        return (String(text[..<hostStart]) + first + String(text[authorityEnd...]), String(list))
+    }
+
+    private static func host(_ name: String, port: Int?) throws -> Host {
+        let port = port ?? 5432
+        guard (1...65535).contains(port) else {
+            throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's port \(port) is not between 1 and 65535")
+        }
+        // URLComponents keeps an IPv6 address's brackets; the driver wants the address alone.
+        let bare = name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
+        return Host(host: bare, port: port)
     }
 
     /// libpq: without sslmode, prefer; `require` with a root certificate file checks the chain like
@@ -104,15 +167,18 @@ package struct PostgresURL: Sendable, Equatable {
     /// The driver's configuration. `systemTrustStore`: where the system's trust store is looked
     /// for (NIOSSL's places on Debian); a check that names it when it is missing, because NIOSSL
     /// then fails with an error that does not.
-    package func configuration(systemTrustStore: [String] = ["/etc/ssl/certs/ca-certificates.crt", "/etc/ssl/certs"]) throws -> SQLPostgresConfiguration {
+    /// One driver configuration per host, in the URL's order.
+    package func configurations(systemTrustStore: [String] = ["/etc/ssl/certs/ca-certificates.crt", "/etc/ssl/certs"]) throws -> [SQLPostgresConfiguration] {
         let connectionTLS: PostgresConnection.Configuration.TLS
         switch tls {
         case .disable: connectionTLS = .disable
         case .prefer(let verification): connectionTLS = .prefer(try context(verification, systemTrustStore: systemTrustStore))
         case .require(let verification): connectionTLS = .require(try context(verification, systemTrustStore: systemTrustStore))
         }
-        return SQLPostgresConfiguration(hostname: host, port: port, username: username, password: password,
-                                        database: database, tls: connectionTLS)
+        return hosts.map { server in
+            SQLPostgresConfiguration(hostname: server.host, port: server.port, username: username, password: password,
+                                     database: database, tls: connectionTLS)
+        }
     }
 
     private func context(_ verification: Verification, systemTrustStore: [String]) throws -> NIOSSLContext {

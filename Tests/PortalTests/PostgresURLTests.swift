@@ -37,11 +37,32 @@ final class PostgresURLTests: XCTestCase {
         XCTAssertEqual(url.database, "teletan")
     }
 
+    /// A cluster's URL (docs/deployment.md, the PostgreSQL cluster): several hosts, tried in order,
+    /// and libpq's target_session_attrs.
+    func testSeveralHostsAndTheSessionTheyMustGive() throws {
+        let url = try PostgresURL("postgres://teletan:S3cret-Pass@127.0.0.1:5441,[::1],db2.example.org:5442/teletan?target_session_attrs=read-write&sslmode=disable")
+        XCTAssertEqual(url.hosts, [.init(host: "127.0.0.1", port: 5441), .init(host: "::1", port: 5432), .init(host: "db2.example.org", port: 5442)])
+        XCTAssertEqual(url.targetSessionAttributes, .readWrite)
+        XCTAssertEqual(url.username, "teletan")
+        XCTAssertEqual(url.password, "S3cret-Pass")
+        XCTAssertEqual(url.database, "teletan")
+        XCTAssertEqual(url.tls, .disable)
+        XCTAssertEqual(try url.configurations().count, 3)
+        XCTAssertEqual(try PostgresURL(base).targetSessionAttributes, .any, "libpq's default")
+        XCTAssertEqual("\(try DatabaseLocation(parsing: "postgres://teletan:S3cret-Pass@a:5441,b:5442/teletan?target_session_attrs=read-write"))",
+                       "postgres://teletan:***@a:5441,b:5442/teletan?target_session_attrs=read-write")
+        XCTAssertEqual(try PostgresURL(base + "?target_session_attrs=primary").targetSessionAttributes, .primary)
+        XCTAssertThrowsError(try PostgresURL("postgres://teletan:S3cret-Pass@a:5432,:5433/teletan")) { error in
+            XCTAssertEqual("\(error)", "the PostgreSQL URL's host list \"a:5432,:5433\" has an empty host")
+        }
+    }
+
     func testWrongSettingsAreNamedWithoutThePassword() {
         let cases = [
             ("?sslmode=verify_full", "sslmode=verify_full is not one of disable, allow, prefer, require, verify-ca, verify-full"),
-            ("?tlsmode=require", "parameter \"tlsmode\" is not understood (only sslmode and sslrootcert)"),
+            ("?tlsmode=require", "parameter \"tlsmode\" is not understood (only sslmode, sslrootcert and target_session_attrs)"),
             ("?sslmode=require&sslrootcert=system", "sslrootcert=system needs sslmode=verify-full (as in libpq), not require"),
+            ("?target_session_attrs=standby", "target_session_attrs=standby is not one of any, read-write, primary"),
         ]
         XCTAssertThrowsError(try DatabaseLocation(parsing: "postgres://teletan:S3cret-Pass@db.example.org:99999/teletan")) { error in
             XCTAssertEqual("\(error)", "the PostgreSQL URL's port 99999 is not between 1 and 65535")
@@ -56,14 +77,14 @@ final class PostgresURLTests: XCTestCase {
 
     func testAMissingTrustStoreIsNamed() throws {
         let url = try PostgresURL(base + "?sslmode=verify-full")
-        XCTAssertThrowsError(try url.configuration(systemTrustStore: ["/nonexistent/ca-certificates.crt", "/nonexistent/certs"])) { error in
+        XCTAssertThrowsError(try url.configurations(systemTrustStore: ["/nonexistent/ca-certificates.crt", "/nonexistent/certs"])) { error in
             XCTAssertEqual("\(error)", "the PostgreSQL URL asks to check the server's certificate against the system's trust store, but /nonexistent/ca-certificates.crt and /nonexistent/certs do not exist: install the package ca-certificates, or name the server's CA with sslrootcert=FILE")
         }
         // Modes that check nothing need no trust store.
         for query in ["", "?sslmode=require", "?sslmode=disable"] {
-            XCTAssertNoThrow(try PostgresURL(base + query).configuration(systemTrustStore: ["/nonexistent/certs"]), query)
+            XCTAssertNoThrow(try PostgresURL(base + query).configurations(systemTrustStore: ["/nonexistent/certs"]), query)
         }
-        XCTAssertThrowsError(try PostgresURL(base + "?sslmode=verify-ca&sslrootcert=/nonexistent/root.crt").configuration()) { error in
+        XCTAssertThrowsError(try PostgresURL(base + "?sslmode=verify-ca&sslrootcert=/nonexistent/root.crt").configurations()) { error in
             XCTAssertEqual("\(error)", "the PostgreSQL URL's sslrootcert=/nonexistent/root.crt cannot be read (missing, or not readable by this user)")
         }
     }
