@@ -8,7 +8,8 @@
 #     SQLite, and again on PostgreSQL; the end-to-end tests (portal + verification server +
 #     app-like client) on SQLite and PostgreSQL; the form fuzz; the fault, backup and deployment
 #     tests (nginx, two instances); the alert rules (promtool); the directory tests (slapd through
-#     nslcd and SSSD); schemathesis against docs/verification-api.yaml;
+#     nslcd and SSSD); the PostgreSQL cluster's failover (Patroni); schemathesis against
+#     docs/verification-api.yaml;
 #   - last and alone, the security tests (sign-in timing, CSV in LibreOffice Calc, HTTP): their
 #     timing comparison wants a quiet machine.
 #   Every suite runs the same executables the packages ship (the static link below).
@@ -164,9 +165,11 @@ fuzz_e2e_faults_directory() {
   part "end-to-end tests on SQLite" python3 -m pytest -q Tests/e2e
   part "fault tests (database restart and read-only, disk full, hanging PAM, SIGTERM under load)" python3 -m pytest -q Tests/faults
   part "directory tests (sign-in through slapd by nslcd and by SSSD, SQLite)" python3 -m pytest -q Tests/directory
+  part "PostgreSQL cluster (Patroni + etcd, two portals behind nginx: SIGKILL of the primary, rejoin, switchover; deployment.md section 16)" \
+    python3 -m pytest -q Tests/cluster
 }
 
-step "browser, end-to-end, fuzz, fault, backup, deployment, directory and API tests in three lanes"
+step "browser, end-to-end, fuzz, fault, backup, deployment, directory, cluster and API tests in three lanes"
 start_lane browser-sqlite browser_on_sqlite_and_more
 start_lane browser-postgres browser_on_postgres_and_e2e
 start_lane fuzz-e2e-faults fuzz_e2e_faults_directory
@@ -174,4 +177,4 @@ finish_lanes
 
 step "security tests, alone (failed sign-in timing on the nodelay PAM stack, the CSV export in German LibreOffice Calc, HTTP details; ~2 min)"
 python3 -m pytest -q Tests/security
-echo "all test suites passed (Swift on SQLite and PostgreSQL, packages, browser x2, end to end x2, fuzz, faults, backup, deployment, alert rules, directory, schemathesis, security)"
+echo "all test suites passed (Swift on SQLite and PostgreSQL, packages, browser x2, end to end x2, fuzz, faults, backup, deployment, alert rules, directory, cluster, schemathesis, security)"
