@@ -83,16 +83,7 @@ def purge() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The packages, installed once for the module
-
-
-@pytest.fixture(scope="module")
-def debs() -> list[Path]:
-    bin_dir = os.environ.get("PACKAGE_BIN_DIR")
-    result = run("bash", "scripts/package-deb.sh", *([bin_dir] if bin_dir else []), cwd=REPO)
-    made = [REPO / line for line in result.stdout.split() if line.endswith(".deb")]
-    assert [p.name.split("_")[0] for p in made] == list(PACKAGES), result.stdout
-    return made
+# The packages (built once for the session: conftest.py), installed once for the module
 
 
 @pytest.fixture(scope="module")
