@@ -124,3 +124,24 @@ def test_a_daily_quota_setting_that_makes_no_sense_stops_start_up_and_check_conf
             assert result.returncode != 0, (command, arguments)
             assert says in output, (command, arguments, output)
     assert not (tmp_path / "p.sqlite").exists(), "start-up went on to the database"
+
+
+def test_check_config_reports_every_key_file_problem_at_once(tmp_path):
+    """Issue 29, section 3: the verification server's key files (token key, client certificate
+    and key, CA) are all reported in one run, not one per run."""
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("PORTAL_")}
+    missing = {
+        "--verification-key": tmp_path / "keys/portal-key.pem",
+        "--verification-client-certificate": tmp_path / "tls/portal-1.pem",
+        "--verification-client-key": tmp_path / "tls/portal-1.key",
+        "--verification-ca": tmp_path / "tls/verification-ca.pem",
+    }
+    arguments = ["--verification-server", "https://verification.example:8082"]
+    for flag, path in missing.items():
+        arguments += [flag, str(path)]
+    result = subprocess.run([PORTAL_BIN, "check-config", *arguments, "--database", f"sqlite:{tmp_path / 'p.sqlite'}"],
+                            capture_output=True, text=True, timeout=30, env=environment, cwd=tmp_path)
+    assert result.returncode != 0, result
+    problems = [line for line in result.stdout.splitlines() if line.startswith("problem: ")]
+    for flag, path in missing.items():
+        assert any(line.startswith(f"problem: {flag} ") and f"{path} does not exist" in line for line in problems), (flag, problems)
