@@ -7,7 +7,8 @@
 #                                         `swift build --static-swift-stdlib --product portal` after the test build)
 # The binaries must carry the Swift runtime (--static-swift-stdlib): the script fails if one needs
 # a library of the toolchain. The version is the one `portal --version` prints
-# (Sources/CommandSupport/Release.swift). Contents: docs/deployment.md sections 1, 2 and 5;
+# (Sources/CommandSupport/Release.swift). Contents: docs/deployment.md sections 1, 2 and 5, and
+# the files the guide takes from /usr/share/teletan-portal/;
 # tested by Tests/package. Debian's tools only (dpkg-deb, dpkg-shlibdeps, help2man, strip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -124,6 +125,20 @@ for unit in "${checkpoint_units[@]}"; do
 done
 install -d "$root/etc/pam.d" "$root/etc/teletan-portal"
 install -m 644 docs/pam/teletan-portal "$root/etc/pam.d/teletan-portal"
+# What the guide installs or runs from here (docs/deployment.md names these paths): the nginx
+# site and its error pages (the site's default alias), the examples, the backup and restore
+# scripts, PostgreSQL's archiving settings and the WAL receiver's unit, the alert rules with
+# their tests, the PAM file with its notes (never the *-test files).
+share=$root/usr/share/teletan-portal
+install -d "$share/proxy-errors" "$share/pam"
+install -m 644 docs/deploy/nginx-teletan-portal.conf docs/deploy/alerts.yml docs/deploy/alerts.test.yml \
+  docs/deploy/postgresql-archiving.conf docs/deploy/postgresql-synchronous-wal.conf \
+  docs/deploy/teletan-wal-receiver.service docs/health-authorities.example.csv \
+  docs/hotline-checks.example.json "$share/"
+install -m 755 docs/deploy/backup-sqlite.sh docs/deploy/backup-pg-dump.sh docs/deploy/pg-base-backup.sh \
+  docs/deploy/pg-restore-base-backup.sh "$share/"
+install -m 644 docs/deploy/proxy-errors/*.html "$share/proxy-errors/"
+install -m 644 docs/pam/teletan-portal docs/pam/README.md docs/pam/sssd.conf docs/pam/nslcd.conf "$share/pam/"
 # Root only: it will hold the database password (systemd reads it before dropping privileges).
 install -m 600 docs/deploy/portal.env "$root/etc/teletan-portal/portal.env"
 control teletan-portal "teleTAN portal for health authorities (Corona-Warn-App)" \

@@ -84,7 +84,7 @@ struct AuditCommand: AsyncParsableCommand {
 
         @Flag(help: "Verify the trail from the last checkpoint and sign a checkpoint of it now; refused (exit 1) when it is broken, a checkpoint row is missing or does not verify, or the last full check found it broken")
         var sign = false
-        @Option(help: "Write the checkpoint to FILE (replaced at once, mode 640) instead of printing it; a checkpoint already in FILE is first compared with the database")
+        @Option(help: "Write the checkpoint to FILE (replaced at once, mode 640) instead of printing it; a checkpoint already in FILE is first compared with the database (signed by the current key or one kept by rotate-key), and a FILE naming a higher entry than the new checkpoint is never replaced")
         var out: String?
 
         /// Readable by the portal's group (a job that ships it to the key holder); a checkpoint is
@@ -95,9 +95,9 @@ struct AuditCommand: AsyncParsableCommand {
             _ = try storage.location()  // first: the timer's job without its environment file fails on this
             let signer = sign ? try key.loadSigner() : nil
             let integrity = AuditIntegrity(signer: signer)
-            let previous = try out.flatMap { try previousCheckpoint(in: $0, key: signer?.publicKey) }
+            let previous = try out.flatMap { try previousCheckpoint(in: $0, signer: signer) }
             let checkpoint = try await AuditCommand.withDatabase(storage) { db in
-                if let previous, let out { try await AuditCommand.compare(previous, from: out, on: db) }
+                if let previous, previous.trusted, let out { try await AuditCommand.compare(previous.checkpoint, from: out, on: db) }
                 return sign ? try await integrity.checkpointNow(now: Date(), on: db) : try await integrity.latestCheckpoint(on: db)
             }
             guard let checkpoint else {
@@ -107,6 +107,11 @@ struct AuditCommand: AsyncParsableCommand {
                 print(checkpoint.text, terminator: "")
                 return
             }
+            // Whatever signed it: a file ahead of the database is the evidence of a restore from an
+            // older backup, and a lower seq written over it would hide the restore for good.
+            if let previous, previous.checkpoint.seq > checkpoint.seq {
+                throw CommandFailure(message: "\(out): not replaced: it names entry \(previous.checkpoint.seq), above the database's newest checkpoint (\(checkpoint.seq)); was the database restored from an older backup? Move the file aside (docs/deployment.md section 9.6) once that is settled")
+            }
             do {
                 try AtomicFile.write(Data(checkpoint.text.utf8), to: out, mode: Self.fileMode)
             } catch let error as AtomicFile.Failure {
@@ -114,19 +119,21 @@ struct AuditCommand: AsyncParsableCommand {
             }
         }
 
-        /// The checkpoint the last run wrote to `file`, to compare before replacing it (nil: no
-        /// file yet, or signed by another key, e.g. before a key rotation, so nothing to compare).
-        private func previousCheckpoint(in file: String, key: CheckpointPublicKey?) throws -> AuditCheckpoint? {
+        /// The checkpoint the last run wrote to `file` (nil: no file yet), and whether a key of this
+        /// installation signed it: the current key or one kept by `rotate-key`, as `verify` trusts
+        /// them. Only a trusted one is compared with the database; another key's (a key file
+        /// replaced by hand) is reported and still never replaced by a lower seq.
+        private func previousCheckpoint(in file: String, signer: CheckpointSigner?) throws -> (checkpoint: AuditCheckpoint, trusted: Bool)? {
             var isDirectory: ObjCBool = false
             // A directory there is left to the write, which fails naming it.
             guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue else { return nil }
             let checkpoint = try AuditCommand.parseCheckpoint(file)
-            let keys = try key.map { [$0] } ?? self.key.publicKeys()
+            let keys = try key.publicKeys() + (signer.map { [$0.publicKey] } ?? [])
             guard keys.contains(where: { checkpoint.isSigned(by: $0) }) else {
-                FileHandle.standardError.write(Data("portal: \(file): signed by another key (\(checkpoint.keyID)); not compared with the database\n".utf8))
-                return nil
+                FileHandle.standardError.write(Data("portal: \(file): signed by a key that is neither --audit-checkpoint-key nor kept beside it (\(checkpoint.keyID)); not compared with the database\n".utf8))
+                return (checkpoint, false)
             }
-            return checkpoint
+            return (checkpoint, true)
         }
     }
 

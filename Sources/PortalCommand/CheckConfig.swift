@@ -4,6 +4,7 @@ import CommandSupport
 import Foundation
 import Logging
 import Portal
+import ServiceAuth
 import PortalWeb
 import Storage
 import TeleTAN
@@ -86,6 +87,12 @@ struct CheckConfig: AsyncParsableCommand {
     }
 
     private func checkVerification(problems: ConfigurationProblems, logger: Logger) async {
+        // The service below stops at its first file; an operator fixing keys wants them all at once.
+        let unreadable = verificationFileProblems()
+        guard unreadable.isEmpty else {
+            for message in unreadable { problems.add(message) }
+            return
+        }
         do {
             if let made = try await options.makeRemoteService(logger: logger) {
                 await made.service.shutdown()
@@ -94,6 +101,24 @@ struct CheckConfig: AsyncParsableCommand {
             problems.add(error.message)
         } catch {
             problems.add("verification server settings: \(error)")
+        }
+    }
+
+    /// Each key and certificate file the remote verification settings name (or default to) that
+    /// this user cannot read.
+    private func verificationFileProblems() -> [String] {
+        guard options.verificationServer != "embedded" else { return [] }
+        let cwa = options.verificationAuth == "cwa"
+        let files: [(flag: String, path: String?)] = [
+            ("--verification-key (PORTAL_VERIFICATION_KEY)", options.verificationKey ?? (cwa ? CWASigningKey.privateKeyFile : PortalKeys.privateKeyFile)),
+            ("--verification-certificate (PORTAL_VERIFICATION_CERTIFICATE)", cwa ? options.verificationCertificate ?? CWASigningKey.certificateFile : nil),
+            ("--verification-client-certificate (PORTAL_VERIFICATION_CLIENT_CERTIFICATE)", options.verificationClientCertificate),
+            ("--verification-client-key (PORTAL_VERIFICATION_CLIENT_KEY)", options.verificationClientKey),
+            ("--verification-ca (PORTAL_VERIFICATION_CA)", options.verificationCa),
+        ]
+        return files.compactMap { file in
+            guard let path = file.path, let problem = SystemChecks.readProblem(path) else { return nil }
+            return "\(file.flag): \(path) \(problem)"
         }
     }
 

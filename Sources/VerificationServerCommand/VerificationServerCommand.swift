@@ -5,7 +5,7 @@ import Logging
 import Storage
 import VerificationServer
 
-/// `verification-server serve | migrate`: the CWA v1 verification API over the same teleTAN
+/// `verification-server serve | migrate | check-config`: the CWA v1 verification API over the same teleTAN
 /// code the portal embeds.
 @main
 enum Main {
@@ -19,7 +19,7 @@ struct VerificationServerCommand: AsyncParsableCommand {
         commandName: "verification-server",
         abstract: "CWA-compatible verification server: teleTAN → registration token → TAN → verification.",
         version: Release.versionLine(program: "verification-server"),
-        subcommands: [Serve.self, Migrate.self])
+        subcommands: [Serve.self, Migrate.self, CheckConfig.self])
 }
 
 struct CommonOptions: ParsableArguments {

@@ -6,9 +6,10 @@ errors go to standard error, and a run without a database setting fails and crea
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 
-from backup_support import OFFICER, PORTAL_BIN, checkpoint_seq, mode, run_portal
+from backup_support import OFFICER, PORTAL_BIN, checkpoint_seq, missing_report, mode, run_portal
 
 def test_no_database_setting_fails_and_creates_nothing(tmp_path):
     """The timer's job without its environment file: one line naming PORTAL_DATABASE, exit 78
@@ -134,3 +135,52 @@ def test_a_change_below_the_checkpoint_is_reported_by_the_routine_commands_after
     assert "not signing: audit trail broken at entry 2: the full check of " in refused.stderr, refused.stderr
     assert "no checkpoint is signed" in refused.stderr, refused.stderr
 
+
+
+def test_after_a_key_rotation_a_restore_from_an_older_backup_is_still_detected_and_the_file_kept(portals, tmp_path):
+    """Issue 29, section 3: after `portal audit rotate-key` the checkpoint in the file is signed by
+    the kept old key. The timer's command trusts the kept public keys as `verify` does, so a restore
+    from a backup older than that checkpoint is reported (exit 1) and the file is kept; a file
+    signed by a key it does not know is never replaced by a checkpoint with a lower seq."""
+    portal = portals()
+    portal.start()
+    officer = portal.client().signed_in(*OFFICER)
+    portal.issue(officer, 2)
+    portal.stop_cleanly()
+    database = portal.database.removeprefix("sqlite:")
+    backup = tmp_path / "backup.sqlite"
+    shutil.copyfile(database, backup)
+    backup_head = sqlite3.connect(backup).execute("SELECT seq FROM audit_head").fetchone()[0]
+
+    portal.start()
+    portal.issue(portal.client().signed_in(*OFFICER), 2)
+    portal.stop_cleanly()
+    out = tmp_path / "checkpoint.txt"
+    assert portal.run("audit", "checkpoint", "--sign", "--out", str(out)).returncode == 0
+    handed_out = checkpoint_seq(out)
+    evidence = out.read_text()
+    rotated = portal.run("audit", "rotate-key", database=False)
+    assert rotated.returncode == 0, rotated
+
+    # The restore from the older backup.
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(database + suffix):
+            os.remove(database + suffix)
+    shutil.copyfile(backup, database)
+
+    # A file signed by a key not kept (its .pub.pem deleted): not compared, but never replaced by
+    # a lower seq.
+    kept = next(portal.checkpoint_key.parent.glob(portal.checkpoint_key.stem + ".*.pub.pem"))
+    aside = tmp_path / kept.name
+    kept.rename(aside)
+    unknown = portal.run("audit", "checkpoint", "--sign", "--out", str(out))
+    assert unknown.returncode == 1, unknown
+    assert f"not replaced: it names entry {handed_out}, above the database's newest checkpoint" in unknown.stderr, unknown.stderr
+    assert out.read_text() == evidence
+    aside.rename(kept)
+
+    refused = portal.run("audit", "checkpoint", "--sign", "--out", str(out))
+    assert refused.returncode == 1, refused
+    assert missing_report(handed_out, backup_head + 1) in refused.stderr, refused.stderr
+    assert "signed by another key" not in refused.stderr, refused.stderr
+    assert out.read_text() == evidence

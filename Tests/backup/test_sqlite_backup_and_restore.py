@@ -10,9 +10,10 @@ import os
 import re
 import shutil
 import sqlite3
+import subprocess
 import threading
 
-from backup_support import OFFICER, Client, checkpoint_seq, missing_report, mode, script
+from backup_support import DEPLOY, OFFICER, Client, checkpoint_seq, missing_report, mode, script
 
 
 def sqlite_rows(path, sql: str) -> list[tuple]:
@@ -114,3 +115,21 @@ def test_online_backup_while_issuing_then_restore_is_detected(portals, tmp_path)
     reasons = [json.loads(row[0])["reason"] for row in sqlite_rows(database, "SELECT details FROM audit_log WHERE action = 'sessions.end_all'")]
     assert reasons == ["restore_detected", "command"]
     assert portal.run("audit", "verify", "--full").returncode == 0
+
+
+def test_backup_without_sqlite3_says_what_is_missing(tmp_path):
+    """backup-sqlite.sh on a host without sqlite3 (the package does not depend on it): one line
+    naming the package to install, exit 1, no file."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("date", "rm", "sync", "mv"):
+        (tools / tool).symlink_to(shutil.which(tool))
+    database = tmp_path / "portal.sqlite"
+    sqlite3.connect(database).close()
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    result = subprocess.run([str(DEPLOY / "backup-sqlite.sh"), str(database), str(backups)],
+                            capture_output=True, text=True, env={"PATH": str(tools)})
+    assert result.returncode == 1, result
+    assert result.stderr == "backup-sqlite.sh: needs sqlite3 (apt-get install sqlite3)\n", result.stderr
+    assert os.listdir(backups) == []

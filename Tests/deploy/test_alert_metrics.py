@@ -51,3 +51,11 @@ def test_every_metric_of_the_alert_rules_is_exported(deployment):
     exported |= exported_series(deployment.instances[0].metrics_port)
     missing = named - PROMETHEUS_OWN - exported
     assert not missing, f"alerts.yml names metrics the portal does not export: {sorted(missing)}"
+
+
+def test_every_audit_action_the_alerts_name_exists():
+    """An alert that says "action X" sends the operator to /admin/audit to filter by X: X must be
+    one of the actions the page offers (Sources/AuditReview/Web/AuditController.swift)."""
+    offered = set(re.findall(r'"([a-z_.]+)"', (REPO / "Sources/AuditReview/Web/AuditController.swift").read_text()))
+    named = set(re.findall(r"\baction ([a-z_.]+)", ALERTS.read_text()))
+    assert named and named <= offered, named - offered

@@ -124,3 +124,65 @@ def test_a_daily_quota_setting_that_makes_no_sense_stops_start_up_and_check_conf
             assert result.returncode != 0, (command, arguments)
             assert says in output, (command, arguments, output)
     assert not (tmp_path / "p.sqlite").exists(), "start-up went on to the database"
+
+
+def test_check_config_reports_every_key_file_problem_at_once(tmp_path):
+    """Issue 29, section 3: the verification server's key files (token key, client certificate
+    and key, CA) are all reported in one run, not one per run."""
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("PORTAL_")}
+    missing = {
+        "--verification-key": tmp_path / "keys/portal-key.pem",
+        "--verification-client-certificate": tmp_path / "tls/portal-1.pem",
+        "--verification-client-key": tmp_path / "tls/portal-1.key",
+        "--verification-ca": tmp_path / "tls/verification-ca.pem",
+    }
+    arguments = ["--verification-server", "https://verification.example:8082"]
+    for flag, path in missing.items():
+        arguments += [flag, str(path)]
+    result = subprocess.run([PORTAL_BIN, "check-config", *arguments, "--database", f"sqlite:{tmp_path / 'p.sqlite'}"],
+                            capture_output=True, text=True, timeout=30, env=environment, cwd=tmp_path)
+    assert result.returncode != 0, result
+    problems = [line for line in result.stdout.splitlines() if line.startswith("problem: ")]
+    for flag, path in missing.items():
+        assert any(line.startswith(f"problem: {flag} ") and f"{path} does not exist" in line for line in problems), (flag, problems)
+
+
+def test_verification_server_check_config_reports_every_file_problem_and_then_ok(tmp_path):
+    """`verification-server check-config` (docs/deployment.md section 13): every unreadable file
+    (trusted portal keys, the internal listener's certificate and key) in one run, a database
+    without its tables, exit non-zero, nothing created; after `migrate` with good files, OK."""
+    from e2e_support import VERIFICATION_BIN
+    environment = {name: value for name, value in os.environ.items() if not name.startswith(("PORTAL_", "VERIFICATION_"))}
+    database = f"sqlite:{tmp_path / 'v.sqlite'}"
+    files = {"--trusted-portal-key": tmp_path / "portals/a.pub.pem", "--internal-tls-certificate": tmp_path / "tls/server.pem",
+             "--internal-tls-key": tmp_path / "tls/server.key"}
+    arguments = ["--database", database, "--secret-file", str(tmp_path / "v.secret")]
+    for flag, path in files.items():
+        arguments += [flag, str(path)]
+
+    def check(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([VERIFICATION_BIN, "check-config", *arguments, *extra], capture_output=True, text=True,
+                              timeout=30, env=environment, cwd=tmp_path)
+
+    result = check()
+    assert result.returncode != 0, result
+    problems = [line for line in result.stdout.splitlines() if line.startswith("problem: ")]
+    for flag, path in files.items():
+        assert any(line.startswith(f"problem: {flag} ") and f"{path} does not exist" in line for line in problems), (flag, problems)
+    assert any("v.sqlite does not exist" in line and "verification-server migrate" in line for line in problems), problems
+    assert sorted(os.listdir(tmp_path)) == [], os.listdir(tmp_path)
+
+    # Good files and a migrated database.
+    (tmp_path / "portals").mkdir()
+    (tmp_path / "tls").mkdir()
+    subprocess.run([PORTAL_BIN, "keygen", "--out", str(tmp_path / "keys")], check=True, capture_output=True, timeout=30)
+    (tmp_path / "keys/portal-key.pub.pem").rename(files["--trusted-portal-key"])
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+                    "-subj", "/CN=localhost", "-keyout", str(files["--internal-tls-key"]), "-out", str(files["--internal-tls-certificate"])],
+                   check=True, capture_output=True, timeout=30)
+    migrated = subprocess.run([VERIFICATION_BIN, "migrate", "--database", database], capture_output=True, text=True,
+                              timeout=60, env=environment, cwd=tmp_path)
+    assert migrated.returncode == 0, migrated
+    result = check()
+    assert result.returncode == 0 and result.stdout.startswith("configuration OK"), result
+    assert not (tmp_path / "v.secret").exists()  # created by serve, not by the check

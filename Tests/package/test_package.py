@@ -83,16 +83,7 @@ def purge() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The packages, installed once for the module
-
-
-@pytest.fixture(scope="module")
-def debs() -> list[Path]:
-    bin_dir = os.environ.get("PACKAGE_BIN_DIR")
-    result = run("bash", "scripts/package-deb.sh", *([bin_dir] if bin_dir else []), cwd=REPO)
-    made = [REPO / line for line in result.stdout.split() if line.endswith(".deb")]
-    assert [p.name.split("_")[0] for p in made] == list(PACKAGES), result.stdout
-    return made
+# The packages (built once for the session: conftest.py), installed once for the module
 
 
 @pytest.fixture(scope="module")
@@ -161,6 +152,8 @@ def test_2_files_modes_and_owners(installed):
     assert mode_and_owner("/var/lib/teletan-portal/portal.secret") == (0o600, "teletan-portal", "teletan-portal")
     assert mode_and_owner("/var/lib/teletan-portal/audit-checkpoint-key.pem") == (0o600, "teletan-portal", "teletan-portal")
     assert Path("/var/lib/teletan-portal/audit-checkpoint-key.pub.pem").read_text().startswith("-----BEGIN PUBLIC KEY-----")
+    # The portal user's too: `as-portal audit rotate-key` replaces it (section 12a).
+    assert mode_and_owner("/var/lib/teletan-portal/audit-checkpoint-key.pub.pem")[1:] == ("teletan-portal", "teletan-portal")
     assert mode_and_owner("/var/lib/teletan-portal") == (0o700, "teletan-portal", "teletan-portal")
     assert mode_and_owner("/var/lib/teletan-verification") == (0o700, "teletan-verification", "teletan-verification")
     # The test stack's PAM file was there before: kept without a prompt (identical content).
@@ -170,6 +163,39 @@ def test_2_files_modes_and_owners(installed):
     assert "/etc/pam.d/teletan-portal " in conffiles and "/etc/teletan-portal/portal.env " in conffiles, conffiles
     conffiles = run("dpkg-query", "--showformat=${Conffiles}", "--show", "teletan-verification-server").stdout
     assert "/etc/teletan-verification/verification.env " in conffiles, conffiles
+
+
+SHARED = {  # /usr/share/teletan-portal/NAME: the file of this repository it is
+    **{name: f"docs/deploy/{name}" for name in (
+        "nginx-teletan-portal.conf", "alerts.yml", "alerts.test.yml", "postgresql-archiving.conf",
+        "postgresql-synchronous-wal.conf", "teletan-wal-receiver.service", "backup-sqlite.sh",
+        "backup-pg-dump.sh", "pg-base-backup.sh", "pg-restore-base-backup.sh",
+        "proxy-errors/de.html", "proxy-errors/en.html")},
+    "health-authorities.example.csv": "docs/health-authorities.example.csv",
+    "hotline-checks.example.json": "docs/hotline-checks.example.json",
+    **{f"pam/{name}": f"docs/pam/{name}" for name in ("teletan-portal", "README.md", "sssd.conf", "nslcd.conf")},
+}
+
+
+def test_2_the_guide_needs_no_checkout(installed):
+    """What docs/deployment.md installs or runs comes from the package (/usr/share/teletan-portal/),
+    identical to this repository's file; the guide's commands name no file of a checkout."""
+    share = Path("/usr/share/teletan-portal")
+    for name, source in SHARED.items():
+        assert (share / name).read_bytes() == (REPO / source).read_bytes(), name
+        expected = 0o755 if name.endswith(".sh") else 0o644
+        assert mode_and_owner(str(share / name)) == (expected, "root", "root"), name
+    shipped = {str(path.relative_to(share)) for path in share.rglob("*") if path.is_file()}
+    assert shipped == set(SHARED), shipped ^ set(SHARED)
+    assert not any("-test" in name for name in shipped)
+    guide = (REPO / "docs/deployment.md").read_text()
+    for path in sorted(set(re.findall(r"/usr/share/teletan-portal/[\w./-]*[\w/]", guide))):
+        assert Path(path).exists(), f"deployment.md names {path}, which the package does not install"
+    # Command lines (indented four spaces), except those of the build from source in section 1.
+    before, _, rest = guide.partition("**From source**")
+    after = rest.partition("\n## 2. ")[2]
+    commands = [line for line in (before + after).splitlines() if line.startswith("    ") and "docs/" in line]
+    assert commands == [], "commands of deployment.md that need a checkout:\n" + "\n".join(commands)
 
 
 def test_2_system_users(installed):

@@ -9,6 +9,7 @@ set -euo pipefail
 umask 077
 database=$1
 directory=$2
+command -v sqlite3 >/dev/null || { echo "backup-sqlite.sh: needs sqlite3 (apt-get install sqlite3)" >&2; exit 1; }
 # sqlite3 would create an empty database at a wrong path and back that up.
 [ -f "$database" ] || { echo "backup-sqlite.sh: $database does not exist" >&2; exit 1; }
 target="$directory/teletan-$(date -u +%Y%m%dT%H%M%SZ).sqlite"

@@ -21,6 +21,12 @@ package enum SystemChecks {
         return errno == ENOENT ? "does not exist" : "cannot be reached by this user (\(String(cString: strerror(errno))))"
     }
 
+    /// nil when this user can read the file at `path`, else what stops it ("does not exist", ...).
+    package static func readProblem(_ path: String) -> String? {
+        if let problem = fileAccessProblem(path) { return problem }
+        return access(path, R_OK) == 0 ? nil : "cannot be read by this user (\(String(cString: strerror(errno))))"
+    }
+
     /// A problem with a file that must hold a secret: missing, unreadable, or open to others.
     package static func secretFileProblem(_ path: String, flag: String, createdBy: String) -> String? {
         var status = stat()
