@@ -46,24 +46,18 @@ struct SignInController: Sendable {
             .post(use: signIn)
             .post("continue", use: continueSignIn)
         routes.group("/signout", access: .signedIn)
-            .post(use: signOut)
+            .post(form: TokenOnlyForm.self, use: signOut)
     }
 
     struct SignInForm: PortalForm {
         let username: String
         let password: String
-        let csrf: String
     }
 
     struct StepForm: PortalForm {
-        let csrf: String
         let answer: String?
         let new_password: String?
         let new_password_repeat: String?
-    }
-
-    struct SignOutForm: PortalForm {
-        let csrf: String
     }
 
     // MARK: - Routes
@@ -192,8 +186,7 @@ struct SignInController: Sendable {
         return response
     }
 
-    @Sendable func signOut(_ request: Request, context: SignedInContext) async throws -> Response {
-        _ = try await context.form(SignOutForm.self, of: request)
+    @Sendable func signOut(_ request: Request, context: SignedInContext, form _: TokenOnlyForm) async throws -> Response {
         let user = context.user
         let db = database.database(logger: context.logger)
         try await db.transaction { tx in

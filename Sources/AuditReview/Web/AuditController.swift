@@ -24,18 +24,16 @@ struct AuditController: Sendable {
         routes.group("/admin/audit", access: .permission(.reviewAuditTrail))
             .get(use: searchPage)
             .get("entries/{seq}", use: entry)
-            .post("lookup", use: lookUp)
+            .post("lookup", form: LookupForm.self, use: lookUp)
             .get("teletans/{fingerprint}", use: teleTAN)
-            .post("verify", use: verify)
+            .post("verify", form: VerifyForm.self, use: verify)
     }
 
     struct LookupForm: PortalForm {
-        let csrf: String?
         let teletan: String?
     }
 
     struct VerifyForm: PortalForm {
-        let csrf: String?
         let scope: String?
     }
 
@@ -74,9 +72,8 @@ struct AuditController: Sendable {
 
     /// A POST, so the typed teleTAN never reaches a URL, a log line or the browser's history; the
     /// answer is a redirect to the page of its fingerprint.
-    @Sendable func lookUp(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func lookUp(_ request: Request, context: PermittedContext, form: LookupForm) async throws -> Response {
         let acting = context.acting
-        let form = try await context.form(LookupForm.self, of: request)
         let db = database.database(logger: context.logger)
         guard let fingerprint = try await lookup.fingerprint(of: form.teletan ?? "", on: db) else {
             try await audit.append(AuditEvent(.auditLookup, .failure, by: acting, details: ["reason": "not_a_teletan"]), at: now(), on: db)
@@ -106,9 +103,8 @@ struct AuditController: Sendable {
         ), context: context)
     }
 
-    @Sendable func verify(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func verify(_ request: Request, context: PermittedContext, form: VerifyForm) async throws -> Response {
         let acting = context.acting
-        let form = try await context.form(VerifyForm.self, of: request)
         let db = database.database(logger: context.logger)
         guard form.scope == "full" else {
             try await check(full: false, by: acting, on: db)

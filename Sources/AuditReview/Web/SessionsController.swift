@@ -22,21 +22,19 @@ struct SessionsController: Sendable {
     func addRoutes(to routes: DeclaredRoutes) {
         routes.group("/admin/sessions", access: .permission(.manageSessionsAndLockouts))
             .get(use: sessions)
-            .post("end", use: endSession)
+            .post("end", form: EndForm.self, use: endSession)
         routes.group("/admin/lockouts", access: .permission(.manageSessionsAndLockouts))
             .get(use: locks)
-            .post("lift", use: liftLock)
+            .post("lift", form: LiftForm.self, use: liftLock)
     }
 
     struct EndForm: PortalForm {
-        let csrf: String?
         let session: String?
         /// Whose session: narrows the search for the handle to that user's sessions.
         let username: String?
     }
 
     struct LiftForm: PortalForm {
-        let csrf: String?
         let scope: String?
         let key: String?
     }
@@ -53,9 +51,8 @@ struct SessionsController: Sendable {
             sessions: entries, viewer: user, notice: notice, renderer: renderer, language: language), context: context)
     }
 
-    @Sendable func endSession(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func endSession(_ request: Request, context: PermittedContext, form: EndForm) async throws -> Response {
         let (user, acting) = (context.user, context.acting)
-        let form = try await context.form(EndForm.self, of: request)
         let db = database.database(logger: context.logger)
         let time = now()
         guard let handle = form.session, let username = form.username,
@@ -92,9 +89,8 @@ struct SessionsController: Sendable {
         return try renderer.page(LockoutsPage(locks: locks, notice: notice, renderer: renderer, language: language), context: context)
     }
 
-    @Sendable func liftLock(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func liftLock(_ request: Request, context: PermittedContext, form: LiftForm) async throws -> Response {
         let acting = context.acting
-        let form = try await context.form(LiftForm.self, of: request)
         guard let scope = form.scope, Self.scopes.contains(scope), let key = form.key, !key.isEmpty, key.count <= 300 else {
             throw HTTPError(.badRequest)
         }

@@ -33,18 +33,17 @@ struct CallController: Sendable {
     func addRoutes(to routes: DeclaredRoutes) {
         routes.group("/hotline", access: .permission(.workHotlineCalls))
             .get(use: home)
-            .post("calls", use: start)
+            .post("calls", form: TokenOnlyForm.self, use: start)
             .get("calls/{id}", use: show)
-            .post("calls/{id}/issue", use: issue)
-            .post("calls/{id}/callback", use: callBackLater)
-            .post("calls/{id}/end", use: end)
-            .post("calls/{id}/read-back", use: checkReadBack)
-            .post("calls/{id}/passed-on", use: passedOn)
+            .post("calls/{id}/issue", form: CallForm.self, use: issue)
+            .post("calls/{id}/callback", form: CallForm.self, use: callBackLater)
+            .post("calls/{id}/end", form: CallForm.self, use: end)
+            .post("calls/{id}/read-back", form: ReadBackForm.self, use: checkReadBack)
+            .post("calls/{id}/passed-on", form: TokenOnlyForm.self, use: passedOn)
     }
 
     /// The call page's one form: the checks go with whichever button was pressed.
     struct CallForm: NoncedForm {
-        let csrf: String
         var nonce: FormNonce?
         /// The ticked checks' ids (`checks[]`).
         let checks: [String]?
@@ -57,13 +56,8 @@ struct CallController: Sendable {
     }
 
     struct ReadBackForm: PortalForm {
-        let csrf: String
         let readBack: String?
-        enum CodingKeys: String, CodingKey { case csrf, readBack = "read_back" }
-    }
-
-    struct PlainForm: PortalForm {
-        let csrf: String
+        enum CodingKeys: String, CodingKey { case readBack = "read_back" }
     }
 
     // MARK: - Pages
@@ -80,9 +74,8 @@ struct CallController: Sendable {
         ), context: context)
     }
 
-    @Sendable func start(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func start(_ request: Request, context: PermittedContext, form _: TokenOnlyForm) async throws -> Response {
         let (user, acting) = (context.user, context.acting)
-        _ = try await context.form(PlainForm.self, of: request)
         let time = now()
         let id = try await database.database(logger: context.logger).transaction { tx in
             let id = try await calls.start(agent: user.username, at: time, answers: answers([]), on: tx)
@@ -110,8 +103,8 @@ struct CallController: Sendable {
 
     // MARK: - Actions
 
-    @Sendable func issue(_ request: Request, context: PermittedContext) async throws -> Response {
-        try await withOpenCall(request, context) { action in
+    @Sendable func issue(_ request: Request, context: PermittedContext, form: CallForm) async throws -> Response {
+        try await withOpenCall(form, context) { action in
             let outcome: CallIssuance.Outcome
             do {
                 outcome = try await issuing.issue(
@@ -131,8 +124,8 @@ struct CallController: Sendable {
         }
     }
 
-    @Sendable func callBackLater(_ request: Request, context: PermittedContext) async throws -> Response {
-        try await withOpenCall(request, context) { action in
+    @Sendable func callBackLater(_ request: Request, context: PermittedContext, form: CallForm) async throws -> Response {
+        try await withOpenCall(form, context) { action in
             let (call, form, acting, time) = (action.call, action.form, action.acting, action.time)
             let typedPhone = form.phone?.trimmingCharacters(in: .whitespaces) ?? ""
             let typedName = form.name?.trimmingCharacters(in: .whitespaces) ?? ""
@@ -187,8 +180,8 @@ struct CallController: Sendable {
         }
     }
 
-    @Sendable func end(_ request: Request, context: PermittedContext) async throws -> Response {
-        try await withOpenCall(request, context) { action in
+    @Sendable func end(_ request: Request, context: PermittedContext, form: CallForm) async throws -> Response {
+        try await withOpenCall(form, context) { action in
             guard let outcome = action.form.outcome.flatMap(CallOutcome.init(rawValue:)), CallOutcome.endable.contains(outcome) else {
                 return try await action.page(error: renderer.text("hotline_error_outcome", in: context.language), field: "outcome")
             }
@@ -203,9 +196,8 @@ struct CallController: Sendable {
 
     /// Checks a read-back and answers with a redirect to the call page, which shows the result
     /// once: the browser keeps no form with the typed characters in its history.
-    @Sendable func checkReadBack(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func checkReadBack(_ request: Request, context: PermittedContext, form: ReadBackForm) async throws -> Response {
         let (user, call) = try await ownCall(context)
-        let form = try await context.form(ReadBackForm.self, of: request)
         let acting = context.acting
         // Nothing is compared once a read-back matched or none is left (the page then says so).
         guard call.isOpen, let fingerprint = call.teletan_fingerprint, call.readback_result != "matched",
@@ -231,9 +223,8 @@ struct CallController: Sendable {
         return PageRenderer.redirect(to: Self.path(call.id))
     }
 
-    @Sendable func passedOn(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func passedOn(_ request: Request, context: PermittedContext, form _: TokenOnlyForm) async throws -> Response {
         let (user, call) = try await ownCall(context)
-        _ = try await context.form(PlainForm.self, of: request)
         let acting = context.acting
         guard call.isOpen, call.teletan_fingerprint != nil else { return PageRenderer.redirect(to: Self.path(call.id)) }
         let time = now()
@@ -306,10 +297,9 @@ struct CallController: Sendable {
     }
 
     private func withOpenCall(
-        _ request: Request, _ context: PermittedContext, _ body: (CallAction) async throws -> Response
+        _ form: CallForm, _ context: PermittedContext, _ body: (CallAction) async throws -> Response
     ) async throws -> Response {
         let (user, call) = try await ownCall(context)
-        let form = try await context.form(CallForm.self, of: request)
         let acting = context.acting
         // An ended call, or one with a teleTAN (which ends with "I have passed it on"): an old
         // tab's buttons change nothing.

@@ -20,17 +20,12 @@ struct CallbackController: Sendable {
     func addRoutes(to routes: DeclaredRoutes) {
         routes.group("/hotline/callbacks", access: .permission(.workHotlineCalls))
             .get(use: queue)
-            .post("{id}/take", use: take)
+            .post("{id}/take", form: TokenOnlyForm.self, use: take)
             .get("{id}", use: show)
-            .post("{id}/outcome", use: outcome)
-    }
-
-    struct PlainForm: PortalForm {
-        let csrf: String
+            .post("{id}/outcome", form: OutcomeForm.self, use: outcome)
     }
 
     struct OutcomeForm: PortalForm {
-        let csrf: String
         let outcome: String?
     }
 
@@ -39,9 +34,8 @@ struct CallbackController: Sendable {
         return try await queuePage(context: context, notice: notice, status: .ok)
     }
 
-    @Sendable func take(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func take(_ request: Request, context: PermittedContext, form _: TokenOnlyForm) async throws -> Response {
         let (user, acting) = (context.user, context.acting)
-        _ = try await context.form(PlainForm.self, of: request)
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
         let time = now()
         let db = database.database(logger: context.logger)
@@ -80,9 +74,8 @@ struct CallbackController: Sendable {
         ), context: context)
     }
 
-    @Sendable func outcome(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func outcome(_ request: Request, context: PermittedContext, form: OutcomeForm) async throws -> Response {
         let (user, acting) = (context.user, context.acting)
-        let form = try await context.form(OutcomeForm.self, of: request)
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
         guard let outcome = form.outcome.flatMap(CallbackOutcome.init(rawValue:)) else { throw HTTPError(.badRequest) }
         let time = now()

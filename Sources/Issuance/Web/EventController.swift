@@ -23,29 +23,23 @@ struct EventController: Sendable {
 
     func addRoutes(to routes: DeclaredRoutes) {
         routes.group("/teletan/event", access: .permission(.issueEventTeleTAN))
-            .post(use: issueDirectly)
-            .post("requests", use: request)
-            .post("requests/{id}/approve", use: approve)
-            .post("requests/{id}/decline", use: decline)
-            .post("requests/{id}/issue", use: issueApproved)
-            .post("requests/{id}/withdraw", use: withdraw)
+            .post(form: IssueForm.self, use: issueDirectly)
+            .post("requests", form: RequestForm.self, use: request)
+            .post("requests/{id}/approve", form: TokenOnlyForm.self, use: approve)
+            .post("requests/{id}/decline", form: TokenOnlyForm.self, use: decline)
+            .post("requests/{id}/issue", form: IssueForm.self, use: issueApproved)
+            .post("requests/{id}/withdraw", form: TokenOnlyForm.self, use: withdraw)
     }
 
     struct IssueForm: NoncedForm {
-        let csrf: String
         var nonce: FormNonce
         let authority: String?
     }
 
     struct RequestForm: PortalForm {
-        let csrf: String
         let authority: String?
         /// The reason or case reference the approver sees (required, short, no personal data).
         let reason: String?
-    }
-
-    struct DecisionForm: PortalForm {
-        let csrf: String
     }
 
     /// The start page's EVENT section for `user`.
@@ -68,8 +62,7 @@ struct EventController: Sendable {
             renderer: renderer, language: context.language)
     }
 
-    @Sendable func issueDirectly(_ request: Request, context: PermittedContext) async throws -> Response {
-        let form = try await context.form(IssueForm.self, of: request)
+    @Sendable func issueDirectly(_ request: Request, context: PermittedContext, form: IssueForm) async throws -> Response {
         // Under the four-eyes rule nothing is issued without an approval.
         guard !twoPerson else { throw HTTPError(.forbidden, message: "direct EVENT issuance is off under the two-person rule") }
         guard let authority = form.authority.flatMap(authorities.find) else { throw UnknownHealthAuthority() }
@@ -81,9 +74,8 @@ struct EventController: Sendable {
         return PageRenderer.redirect(to: "/teletan/result")
     }
 
-    @Sendable func request(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func request(_ request: Request, context: PermittedContext, form: RequestForm) async throws -> Response {
         let (user, acting) = (context.user, context.acting)
-        let form = try await context.form(RequestForm.self, of: request)
         guard twoPerson else { throw HTTPError(.notFound) }
         guard let authority = form.authority.flatMap(authorities.find) else { throw UnknownHealthAuthority() }
         let reason: String
@@ -105,17 +97,16 @@ struct EventController: Sendable {
         return PageRenderer.redirect(to: "/?event=requested")
     }
 
-    @Sendable func approve(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func approve(_ request: Request, context: PermittedContext, form _: TokenOnlyForm) async throws -> Response {
         try await decide(request, context: context, approve: true)
     }
 
-    @Sendable func decline(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func decline(_ request: Request, context: PermittedContext, form _: TokenOnlyForm) async throws -> Response {
         try await decide(request, context: context, approve: false)
     }
 
     private func decide(_ request: Request, context: PermittedContext, approve: Bool) async throws -> Response {
         let (user, acting) = (context.user, context.acting)
-        _ = try await context.form(DecisionForm.self, of: request)
         guard twoPerson, let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
         let time = now()
         let action: AuditAction = approve ? .eventApprovalGiven : .eventApprovalDeclined
@@ -139,9 +130,8 @@ struct EventController: Sendable {
         }
     }
 
-    @Sendable func issueApproved(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func issueApproved(_ request: Request, context: PermittedContext, form: IssueForm) async throws -> Response {
         let (user, acting) = (context.user, context.acting)
-        let form = try await context.form(IssueForm.self, of: request)
         guard twoPerson, let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
         let db = database.database(logger: context.logger)
         guard let row = try await requests.find(id, on: db), row.requested_by == user.username else { throw HTTPError(.notFound) }
@@ -181,9 +171,8 @@ struct EventController: Sendable {
             : PageRenderer.redirect(to: "/?event=already_issued")
     }
 
-    @Sendable func withdraw(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func withdraw(_ request: Request, context: PermittedContext, form _: TokenOnlyForm) async throws -> Response {
         let (user, acting) = (context.user, context.acting)
-        _ = try await context.form(DecisionForm.self, of: request)
         guard twoPerson, let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw HTTPError(.notFound) }
         let time = now()
         let withdrawn: Bool = try await database.database(logger: context.logger).transaction { tx in

@@ -20,12 +20,10 @@ struct QuotaController: Sendable {
     func addRoutes(to routes: DeclaredRoutes) {
         routes.group("/admin/quota", access: .permission(.manageDailyQuota))
             .get(use: show)
-            .post(use: raise)
+            .post(form: RaiseForm.self, use: raise)
     }
 
     struct RaiseForm: PortalForm {
-        /// Optional, so that a form without one is "CSRF token missing" (403), not a 400.
-        let csrf: String?
         let scope: String?
         let amount: String?
         let reason: String?
@@ -42,8 +40,7 @@ struct QuotaController: Sendable {
         return try await page(form: QuotaPage.Form(scope: DailyQuotas.portalScope), notice: notice, context: context)
     }
 
-    @Sendable func raise(_ request: Request, context: PermittedContext) async throws -> Response {
-        let form = try await context.form(RaiseForm.self, of: request)
+    @Sendable func raise(_ request: Request, context: PermittedContext, form: RaiseForm) async throws -> Response {
         let typed = QuotaPage.Form(scope: form.scope ?? "", amount: form.amount ?? "", reason: form.reason ?? "")
         let amount: Int
         let reason: String

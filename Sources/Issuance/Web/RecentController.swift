@@ -25,11 +25,10 @@ struct RecentController: Sendable {
         routes.group("/teletan/recent", access: .permission(.seeOwnTeleTANs))
             .get(use: list)
             .get("{id}/revoke", use: confirmRevoke)
-            .post("{id}/revoke", use: revoke)
+            .post("{id}/revoke", form: RevokeForm.self, use: revoke)
     }
 
     struct RevokeForm: PortalForm {
-        let csrf: String
         /// A ``RevocationReason/Code`` raw value.
         let reason: String?
         let note: String?
@@ -64,9 +63,8 @@ struct RecentController: Sendable {
         return try renderer.page(try await revokePage(row, reason: nil, note: "", problem: nil, context: context, db: db), context: context)
     }
 
-    @Sendable func revoke(_ request: Request, context: PermittedContext) async throws -> Response {
+    @Sendable func revoke(_ request: Request, context: PermittedContext, form: RevokeForm) async throws -> Response {
         let (user, acting) = (context.user, context.acting)
-        let form = try await context.form(RevokeForm.self, of: request)
         let db = database.database(logger: context.logger)
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
               let row = try await issued.find(id, issuedBy: user.username, on: db)

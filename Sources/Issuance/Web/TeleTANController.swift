@@ -20,20 +20,18 @@ struct TeleTANController: Sendable {
         routes.group(access: .signedIn)
             .get("/", use: home)
         routes.group("/teletan", access: .permission(.issueTestTeleTAN))
-            .post(use: issue)
+            .post(form: IssueForm.self, use: issue)
         // Every issuing role's new teleTANs (TEST, EVENT, from a hotline call) are shown here.
         routes.group("/teletan", access: .permission(.seeOwnTeleTANs))
             .get("result", use: result)
-            .post("done", use: done)
+            .post("done", form: DoneForm.self, use: done)
     }
 
     struct IssueForm: NoncedForm {
-        let csrf: String
         var nonce: FormNonce
     }
 
     struct DoneForm: PortalForm {
-        let csrf: String
         /// Set on the result page of a hotline call: the call goes on with the read-back.
         let call: String?
     }
@@ -61,8 +59,7 @@ struct TeleTANController: Sendable {
         ), context: context)
     }
 
-    @Sendable func issue(_ request: Request, context: PermittedContext) async throws -> Response {
-        let form = try await context.form(IssueForm.self, of: request)
+    @Sendable func issue(_ request: Request, context: PermittedContext, form: IssueForm) async throws -> Response {
         switch try await issuer.issue(type: .test, by: context.acting, nonce: form.nonce) {
         case .formInvalid: throw FormExpired()
         case .issued, .formAlreadyUsed, .teleTANWaiting, .refused: break
@@ -105,8 +102,7 @@ struct TeleTANController: Sendable {
         callID.flatMap(UUID.init(uuidString:)).map { "/hotline/calls/\($0.uuidString.lowercased())" } ?? "/"
     }
 
-    @Sendable func done(_ request: Request, context: PermittedContext) async throws -> Response {
-        let form = try await context.form(DoneForm.self, of: request)
+    @Sendable func done(_ request: Request, context: PermittedContext, form: DoneForm) async throws -> Response {
         // Only ever a call's own page: the value is a UUID or ignored.
         let next = Self.pageAfterDisplay(callID: form.call)
         var response = PageRenderer.redirect(to: next)

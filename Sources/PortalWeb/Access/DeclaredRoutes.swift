@@ -80,24 +80,62 @@ package final class DeclaredRoutes {
     }
 }
 
-/// A group of routes sharing one ``Access``; use it like a Hummingbird router group.
-package struct DeclaredGroup<Context: RequestContext>: RouterMethods {
+/// A group of routes sharing one ``Access``. It offers `get` to every group; `post` only as
+/// ``post(_:form:use:)`` on signed-in groups, where the form is declared with the route and
+/// checked before the handler runs, and plain `post` only on public groups (the sign-in forms,
+/// which check their pre-session token). A signed-in handler that forgets the CSRF check cannot
+/// be written.
+package struct DeclaredGroup<Context: RequestContext> {
     let group: RouterGroup<Context>
     let path: RouterPath
     let access: Access
     let routes: DeclaredRoutes
 
     @discardableResult
-    package func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self
-    where Responder.Context == Context {
-        group.on(path, method: method, responder: responder)
+    package func get<Output: ResponseGenerator>(
+        _ path: RouterPath = "", use handler: @escaping @Sendable (Request, Context) async throws -> Output
+    ) -> Self {
+        on(path, method: .get, use: handler)
+    }
+
+    fileprivate func on<Output: ResponseGenerator>(
+        _ path: RouterPath, method: HTTPRequest.Method, use handler: @escaping @Sendable (Request, Context) async throws -> Output
+    ) -> Self {
+        group.on(path, method: method, use: handler)
         routes.record(RouteDeclaration(method: method, path: self.path.appendingPath(path).description, access: access))
         return self
     }
+}
 
+extension DeclaredGroup where Context == PortalRequestContext {
+    /// A public form (sign-in): the handler reads it through ``FormCheck/preSessionForm(_:of:context:)``.
     @discardableResult
-    package func add(middleware: any MiddlewareProtocol<Request, Response, Context>) -> Self {
-        group.add(middleware: middleware)
-        return self
+    package func post<Output: ResponseGenerator>(
+        _ path: RouterPath = "", use handler: @escaping @Sendable (Request, Context) async throws -> Output
+    ) -> Self {
+        on(path, method: .post, use: handler)
+    }
+}
+
+extension DeclaredGroup where Context: SignedInRequestContext {
+    /// A signed-in form route: the CSRF token is checked against the session (403 when missing or
+    /// wrong) and the form decoded (400 when malformed) before `handler` gets it.
+    @discardableResult
+    package func post<Form: PortalForm, Output: ResponseGenerator>(
+        _ path: RouterPath = "", form: Form.Type, use handler: @escaping @Sendable (Request, Context, Form) async throws -> Output
+    ) -> Self {
+        on(path, method: .post) { request, context in
+            try await handler(request, context, try await context.checkedForm(form, of: request))
+        }
+    }
+
+    /// A signed-in form route whose form has a one-use nonce: as above, and the nonce checked.
+    @discardableResult
+    package func post<Form: NoncedForm, Output: ResponseGenerator>(
+        _ path: RouterPath = "", form: Form.Type, use handler: @escaping @Sendable (Request, Context, Form) async throws -> Output
+    ) -> Self {
+        on(path, method: .post) { request, context in
+            try await handler(request, context, try await context.checkedForm(form, of: request))
+        }
     }
 }

@@ -3,8 +3,9 @@ import Hummingbird
 import Logging
 
 /// What the contexts of signed-in route groups share: the user (never nil: ``AccessMiddleware``
-/// sent everyone else to the sign-in page before the context was made), the request's
-/// ``PortalRequestContext`` for the page renderer, and the one way to read a form.
+/// sent everyone else to the sign-in page before the context was made) and the request's
+/// ``PortalRequestContext`` for the page renderer. Its forms arrive checked with the route
+/// (``DeclaredGroup/post(_:form:use:)``).
 package protocol SignedInRequestContext: ChildRequestContext
 where ParentContext == PortalRequestContext, Decoder == URLEncodedFormDecoder {
     /// The request's portal context: language, client address, request id, session flags.
@@ -21,16 +22,17 @@ extension SignedInRequestContext {
     package var requestDecoder: URLEncodedFormDecoder { portal.requestDecoder }
 
     /// The state-changing form of this request, decoded and its CSRF token checked (403 when it
-    /// is missing or not this session's), before the handler writes anything.
-    package func form<Form: PortalForm>(_ type: Form.Type, of request: Request) async throws -> Form {
+    /// is missing or not this session's), before the handler runs. Only the route declaration
+    /// (``DeclaredGroup/post(_:form:use:)``) calls it.
+    func checkedForm<Form: PortalForm>(_ type: Form.Type, of request: Request) async throws -> Form {
         guard let admission = portal.admission else { throw SignInRequired() }
-        return try await admission.forms.signedInForm(type, of: request, context: self, for: user)
+        return try await admission.forms.signedInForm(type, of: request, context: self)
     }
 
-    /// A form with a one-use nonce: as ``form(_:of:)``, and the nonce checked for this session.
-    package func form<Form: NoncedForm>(_ type: Form.Type, of request: Request) async throws -> Form {
+    /// A form with a one-use nonce: as ``checkedForm(_:of:)``, and the nonce checked for this session.
+    func checkedForm<Form: NoncedForm>(_ type: Form.Type, of request: Request) async throws -> Form {
         guard let admission = portal.admission else { throw SignInRequired() }
-        return try await admission.forms.signedInForm(type, of: request, context: self, for: user)
+        return try await admission.forms.signedInForm(type, of: request, context: self)
     }
 }
 

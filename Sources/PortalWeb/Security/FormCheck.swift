@@ -1,15 +1,15 @@
 import Foundation
 import Hummingbird
 
-/// A form that changes something. It is decoded and its CSRF token checked in one place
-/// (``FormCheck``, reached through ``SignedInRequestContext/form(_:of:)`` or, for the sign-in
-/// forms, ``FormCheck/preSessionForm(_:of:context:)``), never by a handler itself.
-///
-/// `csrf` may be `String` (a form without the field is refused by the decoder with 400) or
-/// `String?` (refused as "CSRF token missing", 403), as each form declared it before.
-package protocol PortalForm: Decodable, Sendable {
-    associatedtype Token: SubmittedToken
-    var csrf: Token { get }
+/// A form that changes something: its fields, without the CSRF token. A signed-in route declares
+/// its form with the route (``DeclaredGroup/post(_:form:use:)``), so the token is checked (403)
+/// and the form decoded (400 when malformed) before the handler runs; the sign-in forms go
+/// through ``FormCheck/preSessionForm(_:of:context:)``. No handler reads a token itself.
+package protocol PortalForm: Decodable, Sendable {}
+
+/// The form of a button that carries only the CSRF token (sign out, take a callback, approve).
+package struct TokenOnlyForm: PortalForm {
+    package init(from decoder: any Decoder) throws {}
 }
 
 /// A form with a one-use nonce (issuing): ``FormCheck`` also checks the nonce's MAC, session and
@@ -54,23 +54,17 @@ extension Optional: NonceField where Wrapped == FormNonce {
     }
 }
 
-/// A form field that carries a token: `String` or `String?`.
-package protocol SubmittedToken: Sendable {
-    var submitted: String? { get }
+/// The CSRF token of a submitted form, read on its own before the form: a form without one, or
+/// with a wrong one, is a 403 whatever else it holds.
+private struct SubmittedToken: Decodable {
+    let csrf: String?
 }
 
-extension String: SubmittedToken {
-    package var submitted: String? { self }
-}
-
-extension Optional: SubmittedToken where Wrapped == String {
-    package var submitted: String? { self }
-}
-
-/// Decodes state-changing forms and checks their CSRF tokens (and one-use nonces). A form is read
-/// whole first (a malformed one is 400), then its token checked (403): nothing is written before
-/// both passed. A nonce found invalid is not refused here: the domain refuses it where it would
-/// use it up, after its own earlier checks, and audits the refusal (``FormNonce/checked``).
+/// Decodes state-changing forms and checks their CSRF tokens (and one-use nonces). The token is
+/// checked first (403 when missing or wrong), then the form read whole (a malformed one is 400):
+/// nothing is written before both passed. A nonce found invalid is not refused here: the domain
+/// refuses it where it would use it up, after its own earlier checks, and audits the refusal
+/// (``FormNonce/checked``).
 package struct FormCheck: Sendable {
     let csrf: CSRF
     let nonces: FormNonces
@@ -82,25 +76,25 @@ package struct FormCheck: Sendable {
         self.now = now
     }
 
-    /// A signed-in user's form: its token must be the one of `user`'s session.
-    func signedInForm<Form: PortalForm, Context: RequestContext>(
-        _ type: Form.Type, of request: Request, context: Context, for user: SignedInUser
-    ) async throws -> Form where Context.Decoder == URLEncodedFormDecoder {
-        let form = try await request.decode(as: type, context: context)
-        try csrf.require(form.csrf.submitted, for: user)
-        return form
+    /// A signed-in user's form: its token must be the one of the user's session.
+    func signedInForm<Form: PortalForm, Context: SignedInRequestContext>(
+        _ type: Form.Type, of request: Request, context: Context
+    ) async throws -> Form {
+        var request = request
+        try csrf.require(try await Self.token(of: &request, context: context), for: context.user)
+        return try await request.decode(as: type, context: context)
     }
 
     /// A signed-in user's form with a one-use nonce: the token as above, and the nonce checked
-    /// for `user`'s session.
-    func signedInForm<Form: NoncedForm, Context: RequestContext>(
-        _ type: Form.Type, of request: Request, context: Context, for user: SignedInUser
-    ) async throws -> Form where Context.Decoder == URLEncodedFormDecoder {
-        let form = try await request.decode(as: type, context: context)
-        try csrf.require(form.csrf.submitted, for: user)
-        var checked = form
-        checked.nonce.check(with: nonces, sessionHash: user.sessionHash, now: now())
-        return checked
+    /// for the user's session.
+    func signedInForm<Form: NoncedForm, Context: SignedInRequestContext>(
+        _ type: Form.Type, of request: Request, context: Context
+    ) async throws -> Form {
+        var request = request
+        try csrf.require(try await Self.token(of: &request, context: context), for: context.user)
+        var form = try await request.decode(as: type, context: context)
+        form.nonce.check(with: nonces, sessionHash: context.user.sessionHash, now: now())
+        return form
     }
 
     /// A sign-in form, sent before there is a session: its token must be the one of the
@@ -108,8 +102,8 @@ package struct FormCheck: Sendable {
     package func preSessionForm<Form: PortalForm>(
         _ type: Form.Type, of request: Request, context: PortalRequestContext
     ) async throws -> Form {
-        let form = try await request.decode(as: type, context: context)
-        let token = form.csrf.submitted ?? ""
+        var request = request
+        let token = try await Self.token(of: &request, context: context) ?? ""
         guard let cookie = request.cookies[CSRF.preSessionCookie]?.value, csrf.isServerMadePreSession(cookie) else {
             throw HTTPError(.forbidden, message: "sign-in form without the portal_presession cookie this portal set (cookies off, or another address than --public-url)")
         }
@@ -117,6 +111,13 @@ package struct FormCheck: Sendable {
             throw HTTPError(.forbidden, message: token.isEmpty ? "CSRF token missing from the sign-in form"
                 : "CSRF token wrong: not the one of this portal_presession cookie (a sign-in form from before the cookie changed?)")
         }
-        return form
+        return try await request.decode(as: type, context: context)
+    }
+
+    /// The form's `csrf` field. The body is collected into the request first, so that the form
+    /// can be decoded from it again.
+    private static func token(of request: inout Request, context: some RequestContext) async throws -> String? {
+        _ = try await request.collectBody(upTo: context.maxUploadSize)
+        return try await request.decode(as: SubmittedToken.self, context: context).csrf
     }
 }
