@@ -104,8 +104,12 @@ struct ConnectionCheckingDatabase: Database, SQLDatabase {
             finder.succeeded(host: host)
         }
         return Self.connect(hosts[host], finder: finder, onReady: ready, closure).flatMapError { error in
+            // A host that gave no connection in time counts as unreachable here: a machine that
+            // vanished does not refuse, it does not answer (the connect timeout, or the pool's
+            // wait when that ends first).
             let movesOn = !started.withLockedValue { $0 }
-                && (error is PrimaryFinder.NotTheTarget || PortalDatabase.unavailability(of: error) == .unreachable)
+                && (error is PrimaryFinder.NotTheTarget || error is ConnectionPoolTimeoutError
+                    || PortalDatabase.unavailability(of: error) == .unreachable)
             guard movesOn else { return self.eventLoop.makeFailedFuture(error) }
             return self.tryHosts(order.dropFirst(), finder: finder, lastError: error, closure)
         }

@@ -63,11 +63,15 @@ package struct PostgresURL: Sendable, Equatable {
     package let password: String?
     package let database: String
     package let tls: TLS
+    /// How long each host may take to accept a connection (libpq's `connect_timeout`, seconds).
+    /// Without it: PostgresNIO's 10 s for one host; 3 s for each host of a cluster, so that a
+    /// primary whose machine vanished (no answer at all, not a refusal) is passed over quickly.
+    package let connectTimeout: Duration
 
     package var host: String { hosts[0].host }
     package var port: Int { hosts[0].port }
 
-    private static let parameters = ["sslmode", "sslrootcert", "target_session_attrs"]
+    private static let parameters = ["sslmode", "sslrootcert", "target_session_attrs", "connect_timeout"]
     private static let expected = "expected postgres://user:password@host:port/database"
 
     package init(_ text: String) throws {
@@ -97,6 +101,19 @@ package struct PostgresURL: Sendable, Equatable {
         let attributes = values["target_session_attrs"] ?? "any"
         guard let target = TargetSessionAttributes(rawValue: attributes) else {
             throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's target_session_attrs=\(attributes) is not one of \(TargetSessionAttributes.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        // libpq's default `any` takes the first host that answers, a standby too; the portal and
+        // the verification server write, so a cluster's URL must ask for the primary.
+        guard hosts.count == 1 || target != .any else {
+            throw DatabaseLocation.ParseError(description: "the PostgreSQL URL names \(hosts.count) hosts but not target_session_attrs=read-write (or primary): the primary must be found among them, a standby cannot be written to")
+        }
+        if let timeout = values["connect_timeout"] {
+            guard let seconds = Int(timeout), seconds >= 1, seconds <= 600 else {
+                throw DatabaseLocation.ParseError(description: "the PostgreSQL URL's connect_timeout=\(timeout) is not a number of seconds from 1 to 600")
+            }
+            self.connectTimeout = .seconds(seconds)
+        } else {
+            self.connectTimeout = .seconds(hosts.count > 1 ? 3 : 10)
         }
         self.hosts = hosts
         self.targetSessionAttributes = target
@@ -176,8 +193,10 @@ package struct PostgresURL: Sendable, Equatable {
         case .require(let verification): connectionTLS = .require(try context(verification, systemTrustStore: systemTrustStore))
         }
         return hosts.map { server in
-            SQLPostgresConfiguration(hostname: server.host, port: server.port, username: username, password: password,
-                                     database: database, tls: connectionTLS)
+            var configuration = SQLPostgresConfiguration(hostname: server.host, port: server.port, username: username,
+                                                         password: password, database: database, tls: connectionTLS)
+            configuration.coreConfiguration.options.connectTimeout = .seconds(connectTimeout.components.seconds)
+            return configuration
         }
     }
 

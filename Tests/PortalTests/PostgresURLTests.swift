@@ -52,15 +52,35 @@ final class PostgresURLTests: XCTestCase {
         XCTAssertEqual("\(try DatabaseLocation(parsing: "postgres://teletan:S3cret-Pass@a:5441,b:5442/teletan?target_session_attrs=read-write"))",
                        "postgres://teletan:***@a:5441,b:5442/teletan?target_session_attrs=read-write")
         XCTAssertEqual(try PostgresURL(base + "?target_session_attrs=primary").targetSessionAttributes, .primary)
-        XCTAssertThrowsError(try PostgresURL("postgres://teletan:S3cret-Pass@a:5432,:5433/teletan")) { error in
+        XCTAssertThrowsError(try PostgresURL("postgres://teletan:S3cret-Pass@a:5432,:5433/teletan?target_session_attrs=read-write")) { error in
             XCTAssertEqual("\(error)", "the PostgreSQL URL's host list \"a:5432,:5433\" has an empty host")
+        }
+        // Several hosts with libpq's default would take whichever answers first, a standby too.
+        for query in ["", "?target_session_attrs=any"] {
+            XCTAssertThrowsError(try PostgresURL("postgres://teletan:S3cret-Pass@a:5432,b:5432/teletan" + query)) { error in
+                XCTAssertEqual("\(error)", "the PostgreSQL URL names 2 hosts but not target_session_attrs=read-write (or primary): the primary must be found among them, a standby cannot be written to")
+            }
+        }
+    }
+
+    /// A host that does not answer at all is given up after the connect timeout: 3 s for each host
+    /// of a cluster unless the URL says otherwise (libpq's connect_timeout), PostgresNIO's 10 s
+    /// for a single host.
+    func testTheConnectTimeoutOfEachHost() throws {
+        let cluster = try PostgresURL("postgres://teletan:S3cret-Pass@a:5432,b:5432/teletan?target_session_attrs=read-write")
+        XCTAssertEqual(cluster.connectTimeout, .seconds(3))
+        XCTAssertEqual(try cluster.configurations().map(\.coreConfiguration.options.connectTimeout), [.seconds(3), .seconds(3)])
+        XCTAssertEqual(try PostgresURL(base).connectTimeout, .seconds(10))
+        XCTAssertEqual(try PostgresURL(base + "?connect_timeout=5").configurations().first?.coreConfiguration.options.connectTimeout, .seconds(5))
+        XCTAssertThrowsError(try PostgresURL(base + "?connect_timeout=0")) { error in
+            XCTAssertEqual("\(error)", "the PostgreSQL URL's connect_timeout=0 is not a number of seconds from 1 to 600")
         }
     }
 
     func testWrongSettingsAreNamedWithoutThePassword() {
         let cases = [
             ("?sslmode=verify_full", "sslmode=verify_full is not one of disable, allow, prefer, require, verify-ca, verify-full"),
-            ("?tlsmode=require", "parameter \"tlsmode\" is not understood (only sslmode, sslrootcert and target_session_attrs)"),
+            ("?tlsmode=require", "parameter \"tlsmode\" is not understood (only sslmode, sslrootcert, target_session_attrs and connect_timeout)"),
             ("?sslmode=require&sslrootcert=system", "sslrootcert=system needs sslmode=verify-full (as in libpq), not require"),
             ("?target_session_attrs=standby", "target_session_attrs=standby is not one of any, read-write, primary"),
         ]
