@@ -44,7 +44,9 @@ SHARED_RESOURCES = [
     ["PAMAuthTests.PAMAuthenticatorTests", "PortalTests.SignInAndSessionTests"],
 ]
 
-EXECUTED = re.compile(r"Executed (\d+) tests?, with (\d+) failures?")
+# "Executed 5 tests, with 0 failures", or with skipped tests "Executed 5 tests, with 1 test
+# skipped and 0 failures" (a skipped test ran: it decided to skip).
+EXECUTED = re.compile(r"Executed (\d+) tests?, with (?:\d+ tests? skipped and )?(\d+) failures?")
 
 
 def test_bundle() -> Path:

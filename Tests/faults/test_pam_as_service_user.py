@@ -56,13 +56,6 @@ def service_workdir():
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def reinstall_pam_stack() -> None:
-    """The stack as scripts/install-pam-stack.sh leaves it (it also sets tt-otp's HOTP counter back
-    to 0, so not while another suite is between taking a code and using it)."""
-    with oath.code_lock():
-        subprocess.run(["bash", str(REPO / "scripts/install-pam-stack.sh")], check=True, capture_output=True)
-
-
 def sign_in_with_code(client: Client, username: str, password: str) -> tuple:
     step = client.sign_in(username, password)
     assert step.status == 200 and 'action="/signin/continue"' in step.body, step.describe()
@@ -72,7 +65,7 @@ def sign_in_with_code(client: Client, username: str, password: str) -> tuple:
 
 
 def test_one_time_codes_work_for_a_portal_running_as_its_own_user(service_workdir):
-    reinstall_pam_stack()
+    oath.reset_token_file()
     portal = ServicePortal(service_workdir, pam_service=OTP_SERVICE)
     portal.start()
     try:
@@ -89,7 +82,7 @@ def test_one_time_codes_work_for_a_portal_running_as_its_own_user(service_workdi
 
 
 def test_a_token_file_the_portal_cannot_rewrite_is_named_at_start_and_by_check_config(service_workdir):
-    reinstall_pam_stack()
+    oath.reset_token_file()
     os.chown(USERS_FILE, 0, 0)  # as docs/pam said before: root's file in a directory the portal cannot write
     try:
         portal = ServicePortal(service_workdir, pam_service=OTP_SERVICE)
@@ -106,7 +99,7 @@ def test_a_token_file_the_portal_cannot_rewrite_is_named_at_start_and_by_check_c
         assert check.returncode != 0
         assert any(str(USERS_FILE) in line and "pam_oath" in line for line in problem_lines(check)), check.stdout
     finally:
-        reinstall_pam_stack()
+        oath.reset_token_file()
 
 
 @pytest.mark.parametrize("language,message", [

@@ -10,6 +10,8 @@ has answered the step that used it.
 from __future__ import annotations
 
 import fcntl
+import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +21,9 @@ USERS_FILE = Path("/var/lib/teletan-portal-test/users.oath")
 # RFC 4226's test secret "12345678901234567890", as scripts/install-pam-stack.sh installs it.
 SECRET_HEX = "3132333435363738393031323334353637383930"
 LOCK_FILE = Path("/tmp/teletan-portal-test-oath.lock")
+# pam_oath rewrites the file as the portal's user: the tests' stand-in for the packaged portal's
+# system user owns it and its directory (scripts/install-pam-stack.sh).
+OWNER = "tt-portal-svc"
 
 
 def counter(username: str) -> int | None:
@@ -49,3 +54,17 @@ def code_lock() -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def reset_token_file() -> None:
+    """tt-otp's token as scripts/install-pam-stack.sh leaves it (counter 0, owned by OWNER), for a
+    test that changed it. Not by re-running that script: it also rewrites /etc/group, the PAM
+    service files and every test account's password, which suites running beside sign in with."""
+    with code_lock():
+        fresh = USERS_FILE.with_name(USERS_FILE.name + ".reset")
+        fresh.write_text(f"HOTP tt-otp - {SECRET_HEX}\n")
+        os.chmod(fresh, 0o600)
+        shutil.chown(fresh, OWNER, OWNER)
+        os.replace(fresh, USERS_FILE)
+        shutil.chown(USERS_FILE.parent, OWNER, OWNER)
+        os.chmod(USERS_FILE.parent, 0o700)
