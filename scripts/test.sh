@@ -3,13 +3,13 @@
 #   installs what is missing, installs the PAM test stack, starts PostgreSQL, builds once (debug,
 #   with the tests), then
 #   - the Swift tests against SQLite and PostgreSQL in two workers, beside them the static link of
-#     the executables and the Debian packages built from it (Tests/package);
+#     the executables (the ones the Debian packages ship);
 #   - in three lanes side by side: the browser tests in headless Chromium and Firefox ESR on
 #     SQLite, and again on PostgreSQL; the end-to-end tests (portal + verification server +
 #     app-like client) on SQLite and PostgreSQL; the form fuzz; the fault, backup and deployment
 #     tests (nginx, two instances); the alert rules (promtool); the directory tests (slapd through
 #     nslcd and SSSD); the PostgreSQL cluster's failover (Patroni); schemathesis against
-#     docs/verification-api.yaml;
+#     docs/verification-api.yaml; the Debian packages (Tests/package);
 #   - last and alone, the security tests (sign-in timing, CSV in LibreOffice Calc, HTTP): their
 #     timing comparison wants a quiet machine.
 #   Every suite runs the same executables the packages ship (the static link below).
@@ -111,18 +111,13 @@ export VERIFICATION_BIN="$PWD/.build/debug/verification-server"
 # same sources, this recompiles only what the test build compiled for testing (about 280 files)
 # instead of a second whole build, and every suite after the Swift tests runs these very binaries:
 # what is tested is what ships (docs/benchmarks.md, "The suite's time").
-static_link_and_packages() {
+static_link() {
   part "static link of the executables (--static-swift-stdlib, .build/debug)" \
     bash -c 'swift build --static-swift-stdlib --product portal && swift build --static-swift-stdlib --product verification-server'
-  part "Debian packages (scripts/package-deb.sh of the static build, lintian, dpkg install, the portal run as its unit runs it, purge; Tests/package)" \
-    env PACKAGE_BIN_DIR=.build/debug python3 -m pytest -q Tests/package
-  part "Python support tests (the independent audit-chain checker)" python3 -m pytest -q Tests/support/test_audit_chain.py
-  part "phone-number data and fixture (regenerated from the pinned phonenumbers, compared with the committed ones)" \
-    python3 -m pytest -q Tests/support/test_phone_numbers.py
 }
 
-step "Swift tests in two workers (SQLite and PostgreSQL, real PAM), beside them the static link and the Debian packages"
-start_lane packages static_link_and_packages
+step "Swift tests in two workers (SQLite and PostgreSQL, real PAM), beside them the static link of the executables"
+start_lane static-link static_link
 # Required flags turn "not installed" into failures instead of skips. Each worker gets its own
 # database (teletan_test_w1, _w2: scripts/swift-test-parallel.py).
 swift_status=0
@@ -160,19 +155,24 @@ browser_on_postgres_and_e2e() {
     bash -c "psql -q '$base_url/teletan_e2e' -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public' &&
       E2E_DATABASE='$base_url/teletan_e2e' E2E_INTERNAL_TLS=1 E2E_NO_SKIPS=1 python3 -m pytest -q Tests/e2e"
 }
-fuzz_e2e_faults_directory() {
+fuzz_e2e_faults_packages() {
   part "form fuzz (hypothesis, every portal form and query string)" python3 -m pytest -q Tests/fuzz
   part "end-to-end tests on SQLite" python3 -m pytest -q Tests/e2e
   part "fault tests (database restart and read-only, disk full, hanging PAM, SIGTERM under load)" python3 -m pytest -q Tests/faults
   part "directory tests (sign-in through slapd by nslcd and by SSSD, SQLite)" python3 -m pytest -q Tests/directory
   part "PostgreSQL cluster (Patroni + etcd, two portals behind nginx: SIGKILL of the primary, rejoin, switchover; deployment.md section 16)" \
     python3 -m pytest -q Tests/cluster
+  part "Debian packages (scripts/package-deb.sh of the static build, lintian, dpkg install, the portal run as its unit runs it, upgrade, purge; Tests/package)" \
+    env PACKAGE_BIN_DIR=.build/debug python3 -m pytest -q Tests/package
+  part "Python support tests (the independent audit-chain checker)" python3 -m pytest -q Tests/support/test_audit_chain.py
+  part "phone-number data and fixture (regenerated from the pinned phonenumbers, compared with the committed ones)" \
+    python3 -m pytest -q Tests/support/test_phone_numbers.py
 }
 
-step "browser, end-to-end, fuzz, fault, backup, deployment, directory, cluster and API tests in three lanes"
+step "browser, end-to-end, fuzz, fault, backup, deployment, directory, cluster, package and API tests in three lanes"
 start_lane browser-sqlite browser_on_sqlite_and_more
 start_lane browser-postgres browser_on_postgres_and_e2e
-start_lane fuzz-e2e-faults fuzz_e2e_faults_directory
+start_lane fuzz-e2e-faults-packages fuzz_e2e_faults_packages
 finish_lanes
 
 step "security tests, alone (failed sign-in timing on the nodelay PAM stack, the CSV export in German LibreOffice Calc, HTTP details; ~2 min)"
