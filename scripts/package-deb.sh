@@ -4,7 +4,7 @@
 #                                         (swift build -c release --static-swift-stdlib), then packages it
 #        scripts/package-deb.sh BIN_DIR   packages BIN_DIR/portal and BIN_DIR/verification-server of an
 #                                         existing build made with --static-swift-stdlib (CI: scripts/test.sh,
-#                                         `swift build --static-swift-stdlib --product portal` after the test build)
+#                                         `swift build --static-swift-stdlib --scratch-path .build-static`)
 # The binaries must carry the Swift runtime (--static-swift-stdlib): the script fails if one needs
 # a library of the toolchain. The version is the one `portal --version` prints
 # (Sources/CommandSupport/Release.swift). Contents: docs/deployment.md sections 1, 2 and 5, and
