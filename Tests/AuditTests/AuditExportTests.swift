@@ -207,23 +207,4 @@ final class AuditExportTests: XCTestCase {
             XCTAssertEqual(afterEarly.verify(lines: [relinked.line] + Array(lines[4...])).firstBrokenSeq, 4)
         }
     }
-
-    /// Not a benchmark (that is the script's job): a guard that encoding stays far from the
-    /// 100,000 rows/s the export needs, even in a debug build.
-    func testEncodingIsFast() throws {
-        let record = AuditExportRecord(
-            seq: 1_234_567, atMilliseconds: 1_800_000_000_123, actor: "officer.name", role: "officer", action: "teletan.issue",
-            outcome: "success", address: "2001:db8::1", requestID: "2fda033b417429db9bb75c3721438180",
-            subject: String(repeating: "ab", count: 32), details: #"{"type":"TEST","valid_until":"2026-11-24T02:15:28Z"}"#,
-            previousHash: String(repeating: "0", count: 64), hash: String(repeating: "f", count: 64))
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(1 << 20)
-        let started = Date()
-        for _ in 0..<50_000 {
-            record.appendLine(to: &buffer)
-            if buffer.count > 1 << 19 { buffer.removeAll(keepingCapacity: true) }
-        }
-        let elapsed = Date().timeIntervalSince(started)
-        XCTAssertLessThan(elapsed, 2.0, "50,000 lines took \(elapsed) s")
-    }
 }
