@@ -122,34 +122,7 @@ struct CheckConfig: AsyncParsableCommand {
         }
     }
 
-    /// Reachable and migrated; a SQLite file that does not exist is reported, not created.
     private func checkDatabase(_ location: DatabaseLocation, problems: ConfigurationProblems, logger: Logger) async {
-        let flag = "--database (PORTAL_DATABASE)"
-        if case .sqlite(let path) = location, let problem = SystemChecks.fileAccessProblem(path) {
-            problems.add(problem == "does not exist"
-                ? "\(flag): \(path) does not exist: run `portal migrate` (with the same environment) to create it"
-                : "\(flag): \(path) \(problem)")
-            return
-        }
-        let database: PortalDatabase
-        do {
-            database = try PortalDatabase(location: location, logger: logger)
-        } catch let error as DatabaseLocation.ParseError {
-            problems.add("\(flag): \(error.description)")  // e.g. no trust store for sslmode=verify-full
-            return
-        } catch {
-            problems.add("\(flag): \(StartupError.describe(error))")
-            return
-        }
-        do {
-            let states = try await database.migrationStatus(PortalApp.migrations, logger: logger)
-            let pending = states.filter(\.isPending).map(\.name)
-            if !pending.isEmpty {
-                problems.add("\(flag): \(pending.count) migration\(pending.count == 1 ? "" : "s") pending (\(pending.joined(separator: ", "))): run `portal migrate`")
-            }
-        } catch {
-            problems.add("\(flag): cannot reach \(location): \(StartupError.describe(error))")
-        }
-        await database.shutdown()
+        await DatabaseCheck.run(location, migrations: PortalApp.migrations, flag: "--database (PORTAL_DATABASE)", program: "portal", problems: problems, logger: logger)
     }
 }

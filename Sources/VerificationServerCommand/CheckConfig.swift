@@ -53,33 +53,7 @@ struct CheckConfig: AsyncParsableCommand {
         return problems
     }
 
-    /// Reachable and migrated; a SQLite file that does not exist is reported, not created.
     private func checkDatabase(_ location: DatabaseLocation, problems: ConfigurationProblems, logger: Logger) async {
-        let flag = "--database (VERIFICATION_DATABASE)"
-        if case .sqlite(let path) = location, let problem = SystemChecks.fileAccessProblem(path) {
-            problems.add(problem == "does not exist"
-                ? "\(flag): \(path) does not exist: run `verification-server migrate` (with the same environment) to create it"
-                : "\(flag): \(path) \(problem)")
-            return
-        }
-        let database: PortalDatabase
-        do {
-            database = try PortalDatabase(location: location, logger: logger)
-        } catch let error as DatabaseLocation.ParseError {
-            problems.add("\(flag): \(error.description)")
-            return
-        } catch {
-            problems.add("\(flag): \(StartupError.describe(error))")
-            return
-        }
-        do {
-            let pending = try await database.migrationStatus(VerificationServerApp.migrations, logger: logger).filter(\.isPending).map(\.name)
-            if !pending.isEmpty {
-                problems.add("\(flag): \(pending.count) migration\(pending.count == 1 ? "" : "s") pending (\(pending.joined(separator: ", "))): run `verification-server migrate`")
-            }
-        } catch {
-            problems.add("\(flag): cannot reach \(location): \(StartupError.describe(error))")
-        }
-        await database.shutdown()
+        await DatabaseCheck.run(location, migrations: VerificationServerApp.migrations, flag: "--database (VERIFICATION_DATABASE)", program: "verification-server", problems: problems, logger: logger)
     }
 }
